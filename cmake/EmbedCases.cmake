@@ -1,0 +1,17 @@
+# Writes OUTPUT: a C++ source holding each case file in INPUTS as a raw string, so the
+# case library is part of the binary and cannot drift from the files in cases/.
+set(body "// Generated from cases/*.yaml by cmake/EmbedCases.cmake. Do not edit.\n")
+string(APPEND body "#include \"webhook/case_library.h\"\n\nnamespace kubegap {\n\n")
+string(APPEND body "const std::vector<EmbeddedCaseFile>& embedded_case_files() {\n")
+string(APPEND body "  static const std::vector<EmbeddedCaseFile> kFiles = {\n")
+foreach(path IN LISTS INPUTS)
+  file(READ "${path}" content)
+  get_filename_component(name "${path}" NAME)
+  if(content MATCHES "\\)kgcase\"")
+    message(FATAL_ERROR "${path} contains the raw-string delimiter )kgcase\"")
+  endif()
+  string(APPEND body "    {\"cases/${name}\", R\"kgcase(${content})kgcase\"},\n")
+endforeach()
+string(APPEND body "  };\n  return kFiles;\n}\n\n}  // namespace kubegap\n")
+file(WRITE "${OUTPUT}.tmp" "${body}")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

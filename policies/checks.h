@@ -1,0 +1,68 @@
+#pragma once
+// The four checks and the one table that registers them.
+//
+// Each check is a pure function of one pod spec and its context; it returns the gap it
+// found (message and short reason) or nothing. evaluate() (policies/evaluate.h) handles
+// classification, exemptions and merging across the parts of a workload.
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policies/cluster_view.h"
+#include "policies/finding.h"
+#include "policies/pod_view.h"
+#include "policies/policy.h"
+
+namespace kubegap {
+
+inline constexpr std::string_view kCheckpointVolume = "checkpoint-volume";
+inline constexpr std::string_view kDisruptionBudget = "disruption-budget";
+inline constexpr std::string_view kZoneSpread = "zone-spread";
+inline constexpr std::string_view kGpuHealthTolerations = "gpu-health-tolerations";
+
+// CheckContext: everything a check may consult besides the pod spec itself.
+struct CheckContext {
+  const WorkloadView& object;
+  const Policy& policy;
+  // nullptr when there is no cluster view; checks that need one say "not evaluated".
+  const ClusterSnapshot* cluster = nullptr;
+  // Why `cluster` is nullptr, for the "not evaluated" annotation.
+  std::string_view cluster_unavailable = "no cluster view";
+  // Whether the pod requests an accelerator (some checks apply only to those pods).
+  bool accelerator = false;
+};
+
+// Gap: one check's conclusion about one pod spec.
+struct Gap {
+  Outcome outcome = Outcome::kFinding;
+  std::string message;  // warning body: what, where, what it costs
+  std::string reason;   // short text for the audit annotation
+};
+
+using CheckFn = std::function<std::optional<Gap>(const PodSpecView&, const CheckContext&)>;
+
+struct CheckDefinition {
+  std::string_view id;
+  std::string_view summary;
+  std::vector<std::string> cases;  // case ids, most telling first
+  CheckFn run;
+};
+
+// CheckpointVolumeCheck: no main container mounts a durable volume.
+std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx);
+// DisruptionBudgetCheck: no PodDisruptionBudget in the namespace selects the pod.
+std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckContext& ctx);
+// ZoneSpreadCheck: the pod can only ever run in one zone.
+std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext& ctx);
+// GpuHealthTolerationsCheck: the pod stays bound to a failed node or GPU.
+std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const CheckContext& ctx);
+
+// check_registry: every check, in the order findings are reported.
+std::span<const CheckDefinition> check_registry();
+const CheckDefinition* find_check(std::string_view id);
+
+}  // namespace kubegap

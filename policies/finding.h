@@ -1,0 +1,24 @@
+#pragma once
+// Finding: what one check concluded about the object under review.
+
+#include <string>
+#include <vector>
+
+namespace kubegap {
+
+enum class Outcome {
+  kFinding,       // a gap: a warning and an audit annotation
+  kExempt,        // a gap the object exempted: an audit annotation "exempt: <reason>"
+  kNotEvaluated,  // the check lacked what it needs: annotation "not evaluated: <why>"
+};
+
+struct Finding {
+  std::string check;    // check id, e.g. "checkpoint-volume"
+  Outcome outcome = Outcome::kFinding;
+  std::string message;  // what is wrong, where, and what it costs (the warning's body)
+  std::string reason;   // short reason for the audit annotation
+  std::vector<std::string> cases;  // case ids that show why it matters
+  std::vector<std::string> parts;  // workload parts affected (empty for a Pod)
+};
+
+}  // namespace kubegap

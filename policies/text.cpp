@@ -1,0 +1,119 @@
+#include "policies/text.h"
+
+#include <cstdint>
+
+namespace kubegap {
+namespace {
+
+// next_rune: decodes one UTF-8 sequence at text[i]; returns its length, or 0 when invalid
+// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+std::size_t next_rune(std::string_view text, std::size_t i, std::uint32_t& rune) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char b0 = byte(0);
+  std::size_t len = 0;
+  std::uint32_t min = 0;
+  if (b0 < 0x80) {
+    rune = b0;
+    return 1;
+  } else if ((b0 & 0xE0) == 0xC0) {
+    len = 2, min = 0x80, rune = b0 & 0x1Fu;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    len = 3, min = 0x800, rune = b0 & 0x0Fu;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    len = 4, min = 0x10000, rune = b0 & 0x07u;
+  } else {
+    return 0;
+  }
+  if (i + len > text.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return 0;
+    rune = (rune << 6) | (byte(k) & 0x3Fu);
+  }
+  if (rune < min || rune > 0x10FFFF || (rune >= 0xD800 && rune <= 0xDFFF)) return 0;
+  return len;
+}
+
+bool is_control(std::uint32_t rune) {
+  return rune < 0x20 || rune == 0x7F || (rune >= 0x80 && rune <= 0x9F);
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sanitize_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::uint32_t rune = 0;
+    const std::size_t len = next_rune(text, i, rune);
+    if (len == 0 || is_control(rune)) {
+      out += '?';
+      i += len == 0 ? 1 : len;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+std::size_t rune_count(std::string_view text) {
+  std::size_t count = 0;
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++count;
+  }
+  return count;
+}
+
+std::string truncate_runes(std::string_view text, std::size_t max_runes) {
+  if (rune_count(text) <= max_runes) return std::string(text);
+  constexpr std::string_view kEllipsis = "...";
+  const std::size_t keep = max_runes > kEllipsis.size() ? max_runes - kEllipsis.size() : 0;
+  std::size_t runes = 0;
+  std::size_t end = 0;
+  for (; end < text.size(); ++end) {
+    if ((static_cast<unsigned char>(text[end]) & 0xC0) != 0x80) {
+      if (runes == keep) break;
+      ++runes;
+    }
+  }
+  return std::string(text.substr(0, end)) + std::string(kEllipsis.substr(0, max_runes - keep));
+}
+
+std::string format_warning(const Finding& finding) {
+  const std::string prefix = "kubegap/" + finding.check + ": ";
+  const std::string suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
+  std::string body = finding.message;
+  if (!finding.parts.empty()) body = join(finding.parts, ", ") + ": " + body;
+  const std::size_t fixed = rune_count(prefix) + rune_count(suffix);
+  const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
+  return sanitize_text(prefix + truncate_runes(sanitize_text(body), room) + suffix);
+}
+
+std::string format_annotation(const Finding& finding) {
+  std::string value;
+  switch (finding.outcome) {
+    case Outcome::kFinding:
+      value = finding.reason;
+      if (!finding.parts.empty()) value += " (in " + join(finding.parts, ", ") + ")";
+      value += "; cases: " + join(finding.cases, ", ");
+      break;
+    case Outcome::kExempt:
+      value = "exempt: " + finding.reason;
+      break;
+    case Outcome::kNotEvaluated:
+      value = "not evaluated: " + finding.reason;
+      break;
+  }
+  return truncate_runes(sanitize_text(value), kMaxAnnotationValueBytes / 4);
+}
+
+}  // namespace kubegap

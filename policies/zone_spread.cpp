@@ -1,0 +1,162 @@
+// ZoneSpreadCheck: a job that can only run in one zone cannot restart elsewhere when that
+// zone loses power or cooling (cases osm-amsterdam-power-2022,
+// gcp-europe-west9-water-2023, aws-sydney-power-2016). It does not ask for multi-zone
+// gangs; it asks that a restart is not forbidden from leaving the zone.
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "policies/checks.h"
+#include "policies/label_selector.h"
+
+namespace kubegap {
+namespace {
+
+// The well-known zone label and its deprecated predecessor (still set by some clouds).
+constexpr std::array<std::string_view, 2> kZoneKeys = {"topology.kubernetes.io/zone",
+                                                       "failure-domain.beta.kubernetes.io/zone"};
+
+bool is_zone_key(const std::string& key) {
+  return std::find(kZoneKeys.begin(), kZoneKeys.end(), key) != kZoneKeys.end();
+}
+
+std::optional<std::string> zone_of(const StringMap& labels) {
+  for (const auto key : kZoneKeys) {
+    const auto it = labels.find(key);
+    if (it != labels.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+// single_zone_of_term: the one zone a node selector term allows, when its In
+// requirements on zone keys narrow it to exactly one value.
+std::optional<std::string> single_zone_of_term(const NodeSelectorTerm& term) {
+  std::optional<std::set<std::string>> allowed;
+  for (const auto& requirement : term.match_expressions) {
+    if (!is_zone_key(requirement.key) || requirement.op != "In") continue;
+    std::set<std::string> values(requirement.values.begin(), requirement.values.end());
+    if (!allowed) {
+      allowed = std::move(values);
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(allowed->begin(), allowed->end(), values.begin(), values.end(),
+                            std::inserter(both, both.begin()));
+      allowed = std::move(both);
+    }
+  }
+  if (allowed && allowed->size() == 1) return *allowed->begin();
+  return std::nullopt;
+}
+
+// single_zone_of_affinity: the zone when every required term pins the same single zone.
+std::optional<std::string> single_zone_of_affinity(const std::vector<NodeSelectorTerm>& terms) {
+  if (terms.empty()) return std::nullopt;
+  std::optional<std::string> zone;
+  for (const auto& term : terms) {
+    const auto term_zone = single_zone_of_term(term);
+    if (!term_zone || (zone && *zone != *term_zone)) return std::nullopt;
+    zone = term_zone;
+  }
+  return zone;
+}
+
+bool field_requirement_matches(const Requirement& requirement, const NodeInfo& node) {
+  // metadata.name is the only field node affinity supports (core/v1 validation).
+  if (requirement.key != "metadata.name") return false;
+  return requirement_matches(Requirement{"name", requirement.op, requirement.values},
+                             StringMap{{"name", node.name}});
+}
+
+bool term_admits(const NodeSelectorTerm& term, const NodeInfo& node) {
+  // An empty term matches no node (k8s.io/component-helpers/scheduling/corev1/nodeaffinity).
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  return std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+                     [&](const Requirement& r) { return requirement_matches(r, node.labels); }) &&
+         std::all_of(term.match_fields.begin(), term.match_fields.end(),
+                     [&](const Requirement& r) { return field_requirement_matches(r, node); });
+}
+
+bool pod_admits(const PodSpecView& pod, const NodeInfo& node) {
+  for (const auto& [key, value] : pod.node_selector) {
+    const auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return false;
+  }
+  if (pod.required_node_terms.empty()) return true;
+  return std::any_of(pod.required_node_terms.begin(), pod.required_node_terms.end(),
+                     [&](const NodeSelectorTerm& t) { return term_admits(t, node); });
+}
+
+struct AdmittedZones {
+  std::set<std::string> zones;
+  std::size_t nodes = 0;
+  bool all_zoned = true;
+};
+
+AdmittedZones admitted_zones(const PodSpecView& pod, const ClusterSnapshot& cluster) {
+  AdmittedZones result;
+  for (const auto& node : cluster.nodes()) {
+    if (!pod_admits(pod, node)) continue;
+    ++result.nodes;
+    if (const auto zone = zone_of(node.labels)) {
+      result.zones.insert(*zone);
+    } else {
+      result.all_zoned = false;
+    }
+  }
+  return result;
+}
+
+std::size_t cluster_zone_count(const ClusterSnapshot& cluster) {
+  std::set<std::string> zones;
+  for (const auto& node : cluster.nodes()) {
+    if (const auto zone = zone_of(node.labels)) zones.insert(*zone);
+  }
+  return zones.size();
+}
+
+constexpr std::string_view kCost = ": if that zone fails the job cannot restart in another zone";
+
+Gap pinned(const std::string& zone, const std::string& how) {
+  return Gap{Outcome::kFinding, "pinned to zone \"" + zone + "\" by " + how + std::string(kCost),
+             "pinned to zone " + zone + " by " + how};
+}
+
+}  // namespace
+
+std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext& ctx) {
+  if (!pod.node_name.empty()) {
+    const NodeInfo* node = ctx.cluster ? ctx.cluster->node(pod.node_name) : nullptr;
+    const auto zone = node ? zone_of(node->labels) : std::nullopt;
+    const std::string where = zone ? " in zone \"" + *zone + "\"" : "";
+    return Gap{Outcome::kFinding,
+               "bound to node \"" + pod.node_name + "\"" + where +
+                   " by nodeName: if that node or zone fails the pod cannot run elsewhere",
+               "bound to node " + pod.node_name + " by nodeName"};
+  }
+  for (const auto key : kZoneKeys) {
+    const auto it = pod.node_selector.find(key);
+    if (it != pod.node_selector.end()) return pinned(it->second, "nodeSelector " + it->first);
+  }
+  if (const auto zone = single_zone_of_affinity(pod.required_node_terms)) {
+    return pinned(*zone, "required node affinity");
+  }
+  // With the cluster's nodes: a selector on, say, a GPU pool that exists in one zone pins
+  // the pod as surely as a zone label. Only when the cluster has other zones to offer.
+  const bool constrained = !pod.node_selector.empty() || !pod.required_node_terms.empty();
+  if (ctx.cluster != nullptr && constrained) {
+    const auto admitted = admitted_zones(pod, *ctx.cluster);
+    if (admitted.nodes > 0 && admitted.all_zoned && admitted.zones.size() == 1 &&
+        cluster_zone_count(*ctx.cluster) > 1) {
+      const std::string& zone = *admitted.zones.begin();
+      return Gap{Outcome::kFinding,
+                 "every node its node selector and affinity admit (" +
+                     std::to_string(admitted.nodes) + ") is in zone \"" + zone + "\"" +
+                     std::string(kCost),
+                 "the " + std::to_string(admitted.nodes) +
+                     " nodes its required selectors admit are all in zone " + zone};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kubegap

@@ -1,0 +1,367 @@
+// evaluate(): classification, exemptions, disabled checks, excluded namespaces, merging
+// the parts of a workload, and determinism.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "policies/evaluate.h"
+#include "tests/policies/test_pods.h"
+
+namespace kgtest {
+namespace {
+
+const Finding* find_finding(const std::vector<Finding>& findings, std::string_view check) {
+  const auto it = std::find_if(findings.begin(), findings.end(),
+                               [&](const Finding& f) { return f.check == check; });
+  return it == findings.end() ? nullptr : &*it;
+}
+// No pointers into temporaries.
+const Finding* find_finding(std::vector<Finding>&& findings, std::string_view check) = delete;
+
+std::vector<std::string> ids(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.push_back(f.check);
+  return out;
+}
+
+bool same(const Finding& a, const Finding& b) {
+  return a.check == b.check && a.outcome == b.outcome && a.message == b.message &&
+         a.reason == b.reason && a.cases == b.cases && a.parts == b.parts;
+}
+
+// A pod with every gap the spec alone can show: no durable volume, pinned to a zone,
+// default 300 s tolerations.
+PodSpecView gappy_gpu_pod() {
+  return with_node_selector(gpu_pod(), {{kZone, "us-east-1a"}});
+}
+
+// A GPU pod that passes every check that needs no cluster view.
+PodSpecView tidy_gpu_pod() {
+  PodSpecView pod = with_volume(gpu_pod(), pvc("ckpt"), "/checkpoints");
+  pod.tolerations = health_tolerations(60);
+  return pod;
+}
+
+WorkloadView pytorch_job(std::vector<PodSpecView> parts) {
+  WorkloadView object;
+  object.api_group = "kubeflow.org";
+  object.kind = "PyTorchJob";
+  object.namespace_name = "ml";
+  object.name = "llama";
+  object.training_kind = true;
+  object.pods = std::move(parts);
+  return object;
+}
+
+PodSpecView part(PodSpecView pod, std::string name) {
+  pod.part = std::move(name);
+  return pod;
+}
+
+// ---------------------------------------------------------------- classification
+
+struct ClassRow {
+  std::string name;
+  PodSpecView pod;
+  bool training;
+  bool accelerator;
+  StringMap object_annotations = {};
+  bool training_kind = false;
+};
+
+void PrintTo(const ClassRow& row, std::ostream* os) { *os << row.name; }
+
+PodSpecView requesting(std::string resource) {
+  PodSpecView pod = cpu_pod();
+  pod.containers.front().resources.push_back(std::move(resource));
+  return pod;
+}
+
+PodSpecView annotated(StringMap annotations) {
+  PodSpecView pod = cpu_pod();
+  pod.annotations = std::move(annotations);
+  return pod;
+}
+
+const std::vector<ClassRow> kClassRows = {
+    {"NvidiaGpuIsAccelerator", requesting("nvidia.com/gpu"), true, true},
+    {"MigSliceMatchesWildcard", requesting("nvidia.com/mig-1g.5gb"), true, true},
+    {"MigLargeSliceMatchesWildcard", requesting("nvidia.com/mig-7g.80gb"), true, true},
+    {"AmdGpuIsAccelerator", requesting("amd.com/gpu"), true, true},
+    {"IntelGpuMatchesWildcard", requesting("gpu.intel.com/i915"), true, true},
+    {"GaudiIsAccelerator", requesting("habana.ai/gaudi"), true, true},
+    {"NeuronCoreMatchesWildcard", requesting("aws.amazon.com/neuroncore"), true, true},
+    {"NeuronDeviceMatchesWildcard", requesting("aws.amazon.com/neuron"), true, true},
+    {"TpuIsAccelerator", requesting("google.com/tpu"), true, true},
+    {"ExactNameIsNotAPrefix", requesting("nvidia.com/gpu-shared"), false, false},
+    {"WildcardNeedsItsPrefix", requesting("nvidia.com/mag-1g"), false, false},
+    {"GpuInInitContainerOnlyIsAccelerator",
+     [] {
+       PodSpecView pod = cpu_pod();
+       pod.init_containers.push_back({.name = "warmup", .resources = {"nvidia.com/gpu"}, .volume_mounts = {}});
+       return pod;
+     }(),
+     true, true},
+    {"KubeflowLabelIsTraining", with_labels(cpu_pod(), {{"training.kubeflow.org/job-name", "j"}}),
+     true, false},
+    {"JobSetLabelIsTraining", with_labels(cpu_pod(), {{"jobset.sigs.k8s.io/jobset-name", "j"}}),
+     true, false},
+    {"VolcanoLabelIsTraining", with_labels(cpu_pod(), {{"volcano.sh/job-name", "j"}}), true,
+     false},
+    {"TrainerLabelIsTraining",
+     with_labels(cpu_pod(), {{"trainer.kubeflow.org/trainjob-ancestor-step", "trainer"}}), true,
+     false},
+    {"LeaderWorkerSetLabelIsTraining",
+     with_labels(cpu_pod(), {{"leaderworkerset.sigs.k8s.io/name", "lws"}}), true, false},
+    {"OptInAnnotationOnPodIsTraining", annotated({{"kubegap.io/training-job", "true"}}), true,
+     false},
+    {"OptInAnnotationOnObjectIsTraining", cpu_pod(), true, false,
+     {{"kubegap.io/training-job", "true"}}},
+    {"OptInAnnotationMustBeTrue", annotated({{"kubegap.io/training-job", "false"}}), false, false},
+    {"TrainingWorkloadKindIsTraining", cpu_pod(), true, false, {}, true},
+    {"PlainWebPodIsNotTraining", with_labels(cpu_pod(), {{"app", "web"}}), false, false},
+};
+
+class Classification : public ::testing::TestWithParam<ClassRow> {};
+
+TEST_P(Classification, Rule) {
+  const ClassRow& row = GetParam();
+  WorkloadView object = pod_object(row.pod);
+  object.annotations = row.object_annotations;
+  object.training_kind = row.training_kind;
+  EXPECT_EQ(is_training_pod(row.pod, object, default_policy()), row.training);
+  EXPECT_EQ(requests_accelerator(row.pod, default_policy()), row.accelerator);
+  // A training pod always has at least a checkpoint-volume finding here (no volumes);
+  // anything else gets no findings at all.
+  const auto findings = evaluate(object, nullptr, default_policy());
+  EXPECT_EQ(!findings.empty(), row.training);
+  EXPECT_EQ(find_finding(findings, kGpuHealthTolerations) != nullptr, row.accelerator);
+}
+
+INSTANTIATE_TEST_SUITE_P(Evaluate, Classification, ::testing::ValuesIn(kClassRows),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
+  // Pinned to a zone, no volume, no PDB: still nothing, because it is not a training pod.
+  const PodSpecView pod = with_node_selector(with_labels(cpu_pod(), {{"app", "web"}}),
+                                             {{kZone, "us-east-1a"}});
+  const auto snapshot = cluster({});
+  EXPECT_TRUE(evaluate(pod_object(pod), nullptr, default_policy()).empty());
+  EXPECT_TRUE(evaluate(pod_object(pod), snapshot.get(), default_policy()).empty());
+}
+
+TEST(Evaluate, FindingsFollowRegistryOrderAndCiteCases) {
+  const auto snapshot = cluster({});
+  const auto findings = evaluate(pod_object(gappy_gpu_pod()), snapshot.get(), default_policy());
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{"checkpoint-volume", "disruption-budget",
+                                                     "zone-spread", "gpu-health-tolerations"}));
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.outcome, Outcome::kFinding) << f.check;
+    EXPECT_FALSE(f.message.empty()) << f.check;
+    EXPECT_FALSE(f.reason.empty()) << f.check;
+    EXPECT_TRUE(f.parts.empty()) << "a Pod has no parts";
+    ASSERT_NE(find_check(f.check), nullptr);
+    EXPECT_EQ(f.cases, find_check(f.check)->cases) << f.check;
+    EXPECT_FALSE(f.cases.empty()) << f.check;
+  }
+}
+
+TEST(Evaluate, TidyPodWithBudgetHasNoFindings) {
+  PodSpecView pod = with_labels(tidy_gpu_pod(), {{"app", "trainer"}});
+  const auto snapshot =
+      cluster({DisruptionBudget{"ml", "trainer", LabelSelector{{{"app", "trainer"}}, {}}}});
+  EXPECT_TRUE(evaluate(pod_object(pod), snapshot.get(), default_policy()).empty());
+}
+
+// ---------------------------------------------------------------- disruption budget
+
+TEST(Evaluate, DisruptionBudgetWithoutClusterIsNotEvaluated) {
+  const auto findings =
+      evaluate(pod_object(tidy_gpu_pod()), nullptr, default_policy(), "cluster view not synced");
+  ASSERT_EQ(findings.size(), 1u) << "only the PDB check lacks what it needs";
+  EXPECT_EQ(findings[0].check, "disruption-budget");
+  EXPECT_EQ(findings[0].outcome, Outcome::kNotEvaluated);
+  EXPECT_EQ(findings[0].reason, "cluster view not synced");
+  EXPECT_TRUE(findings[0].message.empty()) << "no warning text: never a false warning";
+}
+
+TEST(Evaluate, DisruptionBudgetWithClusterButNoBudgetIsAFinding) {
+  const auto snapshot = cluster({DisruptionBudget{"other", "pdb", LabelSelector{}}});
+  const auto findings = evaluate(pod_object(tidy_gpu_pod()), snapshot.get(), default_policy());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].check, "disruption-budget");
+  EXPECT_EQ(findings[0].outcome, Outcome::kFinding);
+}
+
+// ---------------------------------------------------------------- exemptions
+
+TEST(Evaluate, ExemptionOnObjectTurnsListedChecksIntoExempt) {
+  WorkloadView object = pod_object(gappy_gpu_pod());
+  object.annotations = {{"kubegap.io/exempt", "checkpoint-volume, zone-spread"},
+                        {"kubegap.io/exempt-reason", "saves to GCS through the SDK"}};
+  const auto findings = evaluate(object, nullptr, default_policy());
+  for (const auto check : {kCheckpointVolume, kZoneSpread}) {
+    const Finding* f = find_finding(findings, check);
+    ASSERT_NE(f, nullptr) << check;
+    EXPECT_EQ(f->outcome, Outcome::kExempt) << check;
+    EXPECT_EQ(f->reason, "saves to GCS through the SDK") << check;
+  }
+  const Finding* gpu = find_finding(findings, kGpuHealthTolerations);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->outcome, Outcome::kFinding) << "not listed, not exempt";
+}
+
+TEST(Evaluate, ExemptionOnPodTemplateTurnsListedChecksIntoExempt) {
+  PodSpecView pod = gappy_gpu_pod();
+  pod.annotations = {{"kubegap.io/exempt", "zone-spread,checkpoint-volume"},
+                     {"kubegap.io/exempt-reason", "single-zone reservation"}};
+  const auto findings = evaluate(pod_object(pod), nullptr, default_policy());
+  for (const auto check : {kCheckpointVolume, kZoneSpread}) {
+    const Finding* f = find_finding(findings, check);
+    ASSERT_NE(f, nullptr) << check;
+    EXPECT_EQ(f->outcome, Outcome::kExempt) << check;
+    EXPECT_EQ(f->reason, "single-zone reservation") << check;
+  }
+}
+
+TEST(Evaluate, ExemptionWithoutReasonSaysSo) {
+  WorkloadView object = pod_object(gappy_gpu_pod());
+  object.annotations = {{"kubegap.io/exempt", "zone-spread"}};
+  const auto findings = evaluate(object, nullptr, default_policy());
+  const Finding* f = find_finding(findings, kZoneSpread);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->outcome, Outcome::kExempt);
+  EXPECT_NE(f->reason.find("no reason given"), std::string::npos) << f->reason;
+  EXPECT_NE(f->reason.find("kubegap.io/exempt-reason"), std::string::npos) << f->reason;
+}
+
+TEST(Evaluate, ExemptionMatchesWholeCheckIdsOnly) {
+  WorkloadView object = pod_object(gappy_gpu_pod());
+  object.annotations = {{"kubegap.io/exempt", "zone, checkpoint-volumes, zone-spread-x"}};
+  for (const auto& f : evaluate(object, nullptr, default_policy())) {
+    EXPECT_NE(f.outcome, Outcome::kExempt) << f.check;
+  }
+}
+
+TEST(Evaluate, ExemptionDoesNotHideNotEvaluated) {
+  WorkloadView object = pod_object(tidy_gpu_pod());
+  object.annotations = {{"kubegap.io/exempt", "disruption-budget"},
+                        {"kubegap.io/exempt-reason", "elastic job"}};
+  const auto without_view = evaluate(object, nullptr, default_policy());
+  const Finding* f = find_finding(without_view, kDisruptionBudget);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->outcome, Outcome::kNotEvaluated);
+  // With a cluster view and no budget, the same exemption applies.
+  const auto snapshot = cluster({});
+  const auto with_view = evaluate(object, snapshot.get(), default_policy());
+  f = find_finding(with_view, kDisruptionBudget);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->outcome, Outcome::kExempt);
+  EXPECT_EQ(f->reason, "elastic job");
+}
+
+// ---------------------------------------------------------------- policy switches
+
+TEST(Evaluate, DisabledChecksProduceNothing) {
+  Policy policy = default_policy();
+  policy.enabled_checks = {"zone-spread"};
+  const auto findings = evaluate(pod_object(gappy_gpu_pod()), nullptr, policy);
+  EXPECT_EQ(ids(findings), std::vector<std::string>{"zone-spread"})
+      << "not even a not-evaluated annotation for disruption-budget";
+  policy.enabled_checks = {};
+  EXPECT_TRUE(evaluate(pod_object(gappy_gpu_pod()), nullptr, policy).empty());
+}
+
+TEST(Evaluate, ExcludedNamespaceProducesNothing) {
+  EXPECT_TRUE(evaluate(pod_object(gappy_gpu_pod(), "kube-system"), nullptr, default_policy())
+                  .empty());
+  Policy policy = default_policy();
+  policy.excluded_namespaces = {"batch-sandbox"};
+  EXPECT_TRUE(evaluate(pod_object(gappy_gpu_pod(), "batch-sandbox"), nullptr, policy).empty());
+  EXPECT_FALSE(evaluate(pod_object(gappy_gpu_pod(), "kube-system"), nullptr, policy).empty())
+      << "the policy's list replaces the default";
+}
+
+// ---------------------------------------------------------------- workloads with parts
+
+TEST(Evaluate, SameGapInSeveralPartsIsOneFindingListingParts) {
+  const WorkloadView job = pytorch_job(
+      {part(gappy_gpu_pod(), "replica Master"), part(gappy_gpu_pod(), "replica Worker")});
+  const auto findings = evaluate(job, nullptr, default_policy());
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{"checkpoint-volume", "disruption-budget",
+                                                     "zone-spread", "gpu-health-tolerations"}));
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.parts, (std::vector<std::string>{"replica Master", "replica Worker"})) << f.check;
+  }
+}
+
+TEST(Evaluate, OnlyPartsWithTheGapAreListed) {
+  const WorkloadView job = pytorch_job(
+      {part(tidy_gpu_pod(), "replica Master"), part(gappy_gpu_pod(), "replica Worker")});
+  const auto findings = evaluate(job, nullptr, default_policy());
+  const Finding* ckpt = find_finding(findings, kCheckpointVolume);
+  ASSERT_NE(ckpt, nullptr);
+  EXPECT_EQ(ckpt->parts, std::vector<std::string>{"replica Worker"});
+  const Finding* zone = find_finding(findings, kZoneSpread);
+  ASSERT_NE(zone, nullptr);
+  EXPECT_EQ(zone->parts, std::vector<std::string>{"replica Worker"});
+}
+
+TEST(Evaluate, AFindingInOnePartOutranksAnExemptionInAnother) {
+  PodSpecView exempt_worker = part(gappy_gpu_pod(), "replica Worker");
+  exempt_worker.annotations = {{"kubegap.io/exempt", "checkpoint-volume"}};
+  const WorkloadView job = pytorch_job({part(gappy_gpu_pod(), "replica Master"), exempt_worker});
+  const auto findings = evaluate(job, nullptr, default_policy());
+  const Finding* f = find_finding(findings, kCheckpointVolume);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->outcome, Outcome::kFinding);
+  EXPECT_EQ(f->parts, std::vector<std::string>{"replica Master"});
+}
+
+TEST(Evaluate, NonTrainingPartsOfAPlainWorkloadAreIgnored) {
+  WorkloadView job;
+  job.api_group = "batch";
+  job.kind = "Job";
+  job.namespace_name = "ml";
+  job.name = "mixed";
+  job.pods = {part(gappy_gpu_pod(), "trainer"), part(cpu_pod(), "web")};
+  const auto findings = evaluate(job, nullptr, default_policy());
+  ASSERT_FALSE(findings.empty());
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.parts, std::vector<std::string>{"trainer"}) << f.check;
+  }
+}
+
+TEST(Evaluate, GpuHealthSkippedForNonAcceleratorTrainingPod) {
+  const PodSpecView pod = with_labels(cpu_pod(), {{"training.kubeflow.org/job-name", "etl"}});
+  const auto findings = evaluate(pod_object(pod), nullptr, default_policy());
+  EXPECT_EQ(find_finding(findings, kGpuHealthTolerations), nullptr);
+  EXPECT_NE(find_finding(findings, kCheckpointVolume), nullptr) << "other checks still apply";
+}
+
+TEST(Evaluate, GpuHealthInMixedJobListsOnlyAcceleratorParts) {
+  const WorkloadView job = pytorch_job(
+      {part(cpu_pod(), "replica Launcher"), part(gpu_pod(), "replica Worker")});
+  const auto findings = evaluate(job, nullptr, default_policy());
+  const Finding* f = find_finding(findings, kGpuHealthTolerations);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->parts, std::vector<std::string>{"replica Worker"});
+}
+
+TEST(Evaluate, IsDeterministic) {
+  const auto snapshot = cluster({DisruptionBudget{"ml", "other", LabelSelector{{{"a", "b"}}, {}}}},
+                                {node("n1", {{kZone, "a"}}), node("n2", {{kZone, "b"}})});
+  const WorkloadView job = pytorch_job(
+      {part(gappy_gpu_pod(), "replica Master"), part(tidy_gpu_pod(), "replica Worker")});
+  const auto first = evaluate(job, snapshot.get(), default_policy());
+  const auto second = evaluate(job, snapshot.get(), default_policy());
+  ASSERT_FALSE(first.empty());
+  ASSERT_EQ(first.size(), second.size());
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_TRUE(same(first[i], second[i])) << first[i].check;
+  }
+}
+
+}  // namespace
+}  // namespace kgtest

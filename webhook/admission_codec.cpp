@@ -1,0 +1,132 @@
+#include "webhook/admission_codec.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "webhook/json_reader.h"
+
+namespace kubegap {
+namespace {
+
+using rapidjson::Value;
+
+std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+DecodedReview not_a_review(std::string message) {
+  DecodedReview out;
+  out.status = DecodedReview::Status::kNotAReview;
+  out.error = std::move(message);
+  return out;
+}
+
+template <typename Writer>
+void write_string(Writer& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+}  // namespace
+
+DecodedReview decode_review(std::string_view body) {
+  auto document = std::make_unique<rapidjson::Document>();
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  document->Parse<kFlags>(body.data(), body.size());
+  if (document->HasParseError()) {
+    return not_a_review("invalid JSON at offset " + std::to_string(document->GetErrorOffset()) +
+                        ": " + rapidjson::GetParseError_En(document->GetParseError()));
+  }
+  if (!document->IsObject()) return not_a_review("body is not a JSON object");
+
+  const Value* api_version = JsonReader::member(document.get(), "apiVersion");
+  const Value* kind = JsonReader::member(document.get(), "kind");
+  if (kind == nullptr || !kind->IsString() || view(*kind) != "AdmissionReview") {
+    return not_a_review("kind is not AdmissionReview");
+  }
+  if (api_version == nullptr || !api_version->IsString() ||
+      (view(*api_version) != kAdmissionV1 && view(*api_version) != kAdmissionV1beta1)) {
+    return not_a_review("apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1");
+  }
+  const Value* request = JsonReader::member(document.get(), "request");
+  if (request == nullptr || !request->IsObject()) {
+    return not_a_review("request is missing or not an object");
+  }
+  const Value* uid = JsonReader::member(request, "uid");
+  if (uid == nullptr || !uid->IsString() || uid->GetStringLength() == 0) {
+    return not_a_review("request.uid is missing or not a non-empty string");
+  }
+
+  DecodedReview out;
+  AdmissionRequest& r = out.request;
+  r.api_version = std::string(view(*api_version));
+  r.uid = std::string(view(*uid));
+
+  // From here on the uid is known: a broken field makes the review unevaluable, not invalid.
+  JsonReader reader;
+  const JsonPath request_path{nullptr, "request"};
+  const JsonPath kind_path{&request_path, "kind"};
+  const Value* request_kind = reader.object(JsonReader::member(request, "kind"), kind_path);
+  r.group = reader.string(JsonReader::member(request_kind, "group"), JsonPath{&kind_path, "group"});
+  r.version = reader.string(JsonReader::member(request_kind, "version"), JsonPath{&kind_path, "version"});
+  r.kind = reader.string(JsonReader::member(request_kind, "kind"), JsonPath{&kind_path, "kind"});
+  r.sub_resource = reader.string(JsonReader::member(request, "subResource"),
+                                 JsonPath{&request_path, "subResource"});
+  r.operation = reader.string(JsonReader::member(request, "operation"),
+                              JsonPath{&request_path, "operation"});
+  r.namespace_name = reader.string(JsonReader::member(request, "namespace"),
+                                   JsonPath{&request_path, "namespace"});
+  r.name = reader.string(JsonReader::member(request, "name"), JsonPath{&request_path, "name"});
+  r.dry_run = reader.boolean(JsonReader::member(request, "dryRun"), JsonPath{&request_path, "dryRun"});
+  r.object = JsonReader::member(request, "object");
+  r.document = std::move(document);
+
+  out.status = reader.ok() ? DecodedReview::Status::kOk : DecodedReview::Status::kUnreadableRequest;
+  out.error = reader.error();
+  return out;
+}
+
+std::string encode_response(std::string_view api_version, std::string_view uid,
+                            const AdmissionResponse& response) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("apiVersion");
+  write_string(writer, api_version);
+  writer.Key("kind");
+  writer.String("AdmissionReview");
+  writer.Key("response");
+  writer.StartObject();
+  writer.Key("uid");
+  write_string(writer, uid);
+  writer.Key("allowed");
+  writer.Bool(true);
+  if (!response.warnings.empty()) {
+    writer.Key("warnings");
+    writer.StartArray();
+    for (const auto& warning : response.warnings) write_string(writer, warning);
+    writer.EndArray();
+  }
+  if (!response.audit_annotations.empty()) {
+    writer.Key("auditAnnotations");
+    writer.StartObject();
+    for (const auto& [key, value] : response.audit_annotations) {
+      write_string(writer, key);
+      write_string(writer, value);
+    }
+    writer.EndObject();
+  }
+  writer.EndObject();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string encode_error(std::string_view message) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("error");
+  write_string(writer, message);
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace kubegap

@@ -1,0 +1,59 @@
+#pragma once
+// AdmissionReview on the wire (admission.k8s.io/v1 and v1beta1): decoding the request
+// envelope and encoding the response. Facts from k8s.io/api/admission/v1/types.go and
+// k8s.io/apiserver/pkg/admission/plugin/webhook/request/admissionreview.go.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+namespace kubegap {
+
+inline constexpr std::string_view kAdmissionV1 = "admission.k8s.io/v1";
+inline constexpr std::string_view kAdmissionV1beta1 = "admission.k8s.io/v1beta1";
+
+// AdmissionRequest: the envelope fields of request; `object` points into `document`.
+struct AdmissionRequest {
+  std::string api_version;  // echoed in the response
+  std::string uid;
+  std::string group, version, kind;  // request.kind
+  std::string sub_resource;
+  std::string operation;
+  std::string namespace_name;
+  std::string name;
+  bool dry_run = false;
+  const rapidjson::Value* object = nullptr;  // nullptr when absent or null
+  std::unique_ptr<rapidjson::Document> document;
+};
+
+// DecodedReview: either a request, or why the body is not an AdmissionReview (400), or a
+// request with a readable uid whose other fields are broken (200 + `error` annotation).
+struct DecodedReview {
+  enum class Status { kOk, kNotAReview, kUnreadableRequest };
+  Status status = Status::kNotAReview;
+  std::string error;
+  AdmissionRequest request;
+};
+
+// decode_review: parses with RapidJSON's iterative parser (deep nesting cannot exhaust
+// the stack) and UTF-8 validation, then checks every member's type before reading it.
+DecodedReview decode_review(std::string_view body);
+
+// AdmissionResponse: what the webhook answers. Always allowed; never a patch.
+struct AdmissionResponse {
+  std::vector<std::string> warnings;
+  // Keys are qualified-name name parts (the API server prefixes `<webhook-name>/`).
+  std::map<std::string, std::string> audit_annotations;
+};
+
+std::string encode_response(std::string_view api_version, std::string_view uid,
+                            const AdmissionResponse& response);
+
+// encode_error: {"error": message} for 4xx answers.
+std::string encode_error(std::string_view message);
+
+}  // namespace kubegap

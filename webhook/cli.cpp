@@ -1,0 +1,294 @@
+#include "webhook/cli.h"
+
+#include <charconv>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "webhook/build_info.h"
+#include "policies/checks.h"
+#include "webhook/case_library.h"
+#include "webhook/cluster_state_file.h"
+#include "webhook/health_server.h"
+#include "webhook/logging.h"
+#include "webhook/policy_loader.h"
+#include "webhook/server.h"
+#include "webhook/tls.h"
+
+namespace kubegap {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kMainHelp = R"(kubegap-webhook: a validating admission webhook, in audit mode, for ML training jobs.
+It always allows; it warns about missing checkpoint volumes, PodDisruptionBudgets,
+single-zone pins and GPU health tolerations, citing public incident cases.
+
+Usage:
+  kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]   serve the webhook
+  kubegap-webhook cases [--output text|json]                      list the case library
+  kubegap-webhook version                                         print the version
+
+Run 'kubegap-webhook COMMAND --help' for a command's flags.
+)";
+
+constexpr const char* kServeHelp = R"(Usage: kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]
+
+Serves POST /validate over HTTPS and /healthz, /readyz, /metrics over plain HTTP.
+
+Flags:
+  --tls-cert FILE            serving certificate chain (PEM)            (required)
+  --tls-key FILE             its private key (PEM)                      (required)
+  --listen HOST:PORT         HTTPS address                    (default 0.0.0.0:8443)
+  --health-listen HOST:PORT  health and metrics address       (default 0.0.0.0:9090)
+  --policy FILE              policy YAML overriding the built-in defaults
+  --cluster-state FILE       PodDisruptionBudgets and Nodes (YAML/JSON List or
+                             multi-document) for the disruption-budget and
+                             zone-spread checks
+  --threads N                I/O threads                      (default: CPU count)
+  --max-body-bytes N         request body limit               (default 8388608)
+  --shutdown-timeout SECS    drain bound on SIGTERM/SIGINT    (default 25)
+  --log-level LEVEL          trace|debug|info|warn|error|off  (default info)
+  --log-format FORMAT        text|json                        (default text)
+)";
+
+constexpr const char* kCasesHelp = R"(Usage: kubegap-webhook cases [--output text|json]
+
+Lists the public incident cases that the checks cite.
+)";
+
+struct UsageError {
+  std::string message;
+};
+
+// FlagParser: "--name value" and "--name=value"; every flag known up front.
+class FlagParser {
+ public:
+  FlagParser(const std::vector<std::string>& args, std::vector<std::string> known)
+      : known_(std::move(known)) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg == "--help" || arg == "-h") {
+        help_ = true;
+        continue;
+      }
+      if (arg.rfind("--", 0) != 0) throw UsageError{"unexpected argument \"" + arg + "\""};
+      std::string name = arg.substr(2);
+      std::optional<std::string> value;
+      if (const auto eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name.resize(eq);
+      }
+      if (std::find(known_.begin(), known_.end(), name) == known_.end()) {
+        throw UsageError{"unknown flag --" + name};
+      }
+      if (!value) {
+        if (i + 1 >= args.size()) throw UsageError{"flag --" + name + " needs a value"};
+        value = args[++i];
+      }
+      values_[name] = *value;
+    }
+  }
+
+  bool help() const { return help_; }
+  std::optional<std::string> get(const std::string& name) const {
+    const auto it = values_.find(name);
+    return it == values_.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::string get_or(const std::string& name, std::string fallback) const {
+    return get(name).value_or(std::move(fallback));
+  }
+  std::string required(const std::string& name) const {
+    auto value = get(name);
+    if (!value || value->empty()) throw UsageError{"flag --" + name + " is required"};
+    return *value;
+  }
+  long long integer(const std::string& name, long long fallback, long long min, long long max) const {
+    const auto text = get(name);
+    if (!text) return fallback;
+    long long value = 0;
+    const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || ptr != text->data() + text->size() || value < min || value > max) {
+      throw UsageError{"flag --" + name + ": \"" + *text + "\" is not an integer in [" +
+                       std::to_string(min) + ", " + std::to_string(max) + "]"};
+    }
+    return value;
+  }
+
+ private:
+  std::vector<std::string> known_;
+  std::map<std::string, std::string> values_;
+  bool help_ = false;
+};
+
+net::ip::tcp::endpoint parse_endpoint(const std::string& flag, const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) throw UsageError{"flag --" + flag + ": expected HOST:PORT, got \"" + text + "\""};
+  std::string host = text.substr(0, colon);
+  const std::string port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty() || host == "localhost") host = host.empty() ? "0.0.0.0" : "127.0.0.1";
+  unsigned port = 0;
+  const auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535) {
+    throw UsageError{"flag --" + flag + ": \"" + port_text + "\" is not a port number"};
+  }
+  boost::system::error_code bad_address;
+  const auto address = net::ip::make_address(host, bad_address);
+  if (bad_address) throw UsageError{"flag --" + flag + ": \"" + host + "\" is not an IP address"};
+  return {address, static_cast<unsigned short>(port)};
+}
+
+// verify_case_citations: every case a check cites must be in the library (fail at start,
+// not in a warning).
+void verify_case_citations() {
+  const CaseLibrary& library = case_library();
+  for (const auto& check : check_registry()) {
+    for (const auto& id : check.cases) {
+      if (library.find(id) == nullptr) {
+        throw ConfigError("check " + std::string(check.id) + " cites unknown case " + id);
+      }
+    }
+  }
+}
+
+int serve(const std::vector<std::string>& args) {
+  const FlagParser flags(args, {"tls-cert", "tls-key", "listen", "health-listen", "policy",
+                                "cluster-state", "threads", "max-body-bytes", "shutdown-timeout",
+                                "log-level", "log-format"});
+  if (flags.help()) {
+    std::cout << kServeHelp;
+    return kExitOk;
+  }
+  const std::string cert = flags.required("tls-cert");
+  const std::string key = flags.required("tls-key");
+  ServerOptions options;
+  options.listen = parse_endpoint("listen", flags.get_or("listen", "0.0.0.0:8443"));
+  const auto health_endpoint = parse_endpoint("health-listen", flags.get_or("health-listen", "0.0.0.0:9090"));
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<int>(flags.integer("threads", cpus, 1, 256));
+  options.body_limit = static_cast<std::size_t>(flags.integer("max-body-bytes", 8 * 1024 * 1024, 1024, 1LL << 30));
+  const auto shutdown_timeout = std::chrono::seconds(flags.integer("shutdown-timeout", 25, 0, 3600));
+  const std::string format_text = flags.get_or("log-format", "text");
+  if (format_text != "text" && format_text != "json") {
+    throw UsageError{"flag --log-format: expected text or json, got \"" + format_text + "\""};
+  }
+  const std::string level = flags.get_or("log-level", "info");
+  if (!configure_logging(level, format_text == "json" ? LogFormat::kJson : LogFormat::kText)) {
+    throw UsageError{"flag --log-level: expected trace, debug, info, warn, error or off, got \"" + level + "\""};
+  }
+
+  verify_case_citations();
+  const auto policy_file = flags.get("policy");
+  PolicyStore policies(policy_file ? load_policy_file(*policy_file) : default_policy());
+  std::unique_ptr<ClusterView> cluster;
+  if (const auto state_file = flags.get("cluster-state")) {
+    cluster = std::make_unique<StaticClusterView>(load_cluster_state_file(*state_file));
+  } else {
+    cluster = std::make_unique<NoClusterView>();
+  }
+  auto tls = make_server_tls_context(cert, key);
+
+  net::io_context ioc(threads);
+  Metrics metrics;
+  ReadinessState readiness;
+  ReviewHandler handler(policies, *cluster);
+  WebhookServer server(ioc, tls, handler, metrics, options);
+  HealthServer health(ioc, readiness, metrics, health_endpoint);
+  const auto bound = server.listen();
+  const auto health_bound = health.listen();
+  readiness.ready = true;
+  log_event(spdlog::level::info, "serving",
+            {{"version", kVersion},
+             {"listen", bound.address().to_string() + ":" + std::to_string(bound.port())},
+             {"health_listen", health_bound.address().to_string() + ":" + std::to_string(health_bound.port())},
+             {"policy", policy_file.value_or("built-in default")},
+             {"cluster_state", flags.get_or("cluster-state", "none")},
+             {"threads", std::to_string(threads), false}});
+
+  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    readiness.ready = false;
+    log_event(spdlog::level::info, "shutting down", {{"signal", std::to_string(signal), false}});
+    server.shutdown(shutdown_timeout, [&] {
+      health.stop();
+      log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});
+      ioc.stop();
+    });
+  });
+
+  std::vector<std::thread> workers;
+  for (int i = 1; i < threads; ++i) workers.emplace_back([&] { ioc.run(); });
+  ioc.run();
+  for (auto& worker : workers) worker.join();
+  spdlog::default_logger()->flush();
+  return kExitOk;
+}
+
+int cases(const std::vector<std::string>& args) {
+  const FlagParser flags(args, {"output"});
+  if (flags.help()) {
+    std::cout << kCasesHelp;
+    return kExitOk;
+  }
+  const std::string output = flags.get_or("output", "text");
+  if (output != "text" && output != "json") {
+    throw UsageError{"flag --output: expected text or json, got \"" + output + "\""};
+  }
+  std::cout << (output == "json" ? cases_as_json(case_library()) : cases_as_text(case_library()));
+  return kExitOk;
+}
+
+int version(const std::vector<std::string>& args) {
+  const FlagParser flags(args, {});
+  if (flags.help()) {
+    std::cout << "Usage: kubegap-webhook version\n\nPrints the version.\n";
+    return kExitOk;
+  }
+  std::cout << "kubegap-webhook " << kVersion << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cerr << kMainHelp;
+    return kExitUsage;
+  }
+  const std::string& command = args.front();
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (command == "--help" || command == "-h" || command == "help") {
+      std::cout << kMainHelp;
+      return kExitOk;
+    }
+    if (command == "serve") return serve(rest);
+    if (command == "cases") return cases(rest);
+    if (command == "version" || command == "--version") return version(rest);
+    throw UsageError{"unknown command \"" + command + "\""};
+  } catch (const UsageError& e) {
+    std::cerr << "kubegap-webhook: " << e.message << "\nRun 'kubegap-webhook --help' for usage.\n";
+    return kExitUsage;
+  } catch (const ConfigError& e) {
+    std::cerr << "kubegap-webhook: " << e.what() << "\n";
+    return kExitError;
+  } catch (const boost::system::system_error& e) {
+    std::cerr << "kubegap-webhook: " << e.what() << "\n";
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::cerr << "kubegap-webhook: unexpected error: " << e.what() << "\n";
+    return kExitError;
+  }
+}
+
+}  // namespace kubegap

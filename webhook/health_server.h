@@ -1,0 +1,40 @@
+#pragma once
+// HealthServer: plain HTTP for the kubelet and Prometheus: /healthz (the process
+// answers), /readyz (serving with a loaded policy), /metrics. One request per connection.
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "webhook/http_util.h"
+#include "webhook/metrics.h"
+
+namespace kubegap {
+
+struct ReadinessState {
+  std::atomic<bool> ready{false};
+};
+
+// route_health_request: the pure part, testable without sockets.
+HttpResponse route_health_request(const HttpRequest& request, const ReadinessState& readiness,
+                                  const Metrics& metrics);
+
+class HealthServer {
+ public:
+  HealthServer(boost::asio::io_context& ioc, const ReadinessState& readiness, const Metrics& metrics,
+               boost::asio::ip::tcp::endpoint endpoint);
+  boost::asio::ip::tcp::endpoint listen();
+  void stop();
+
+ private:
+  boost::asio::io_context& ioc_;
+  const ReadinessState& readiness_;
+  const Metrics& metrics_;
+  boost::asio::ip::tcp::endpoint endpoint_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+};
+
+}  // namespace kubegap

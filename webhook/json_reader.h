@@ -1,0 +1,66 @@
+#pragma once
+// JsonReader: type-checked reads from untrusted RapidJSON values. Every read checks the
+// member's type first; the first mismatch is recorded with its JSON path and later reads
+// return defaults, so decoding never throws and never reads the wrong union member.
+//
+//   JsonReader reader;
+//   const JsonPath spec{&root, "spec"};
+//   std::string name = reader.string(reader.member(obj, "name"), JsonPath{&spec, "name"});
+//   if (!reader.ok()) return error(reader.error());
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "policies/pod_view.h"
+
+namespace kubegap {
+
+// JsonPath: a node of the path to a value, kept on the stack and rendered only on error.
+struct JsonPath {
+  const JsonPath* parent = nullptr;
+  std::string_view name;
+  std::size_t index = kNoIndex;
+  static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+
+  std::string render() const;
+};
+
+class JsonReader {
+ public:
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  void fail(const JsonPath& path, std::string_view what);
+
+  // member: the member `name` of `object` when it is present and not null; nullptr
+  // otherwise (also when `object` is not an object: the caller checks that once).
+  static const rapidjson::Value* member(const rapidjson::Value* object, std::string_view name);
+
+  // object: `value` if it is an object; nullptr (and an error unless null) otherwise.
+  const rapidjson::Value* object(const rapidjson::Value* value, const JsonPath& path);
+  std::string string(const rapidjson::Value* value, const JsonPath& path);
+  bool boolean(const rapidjson::Value* value, const JsonPath& path);
+  std::optional<std::int64_t> int64(const rapidjson::Value* value, const JsonPath& path);
+  void string_map(const rapidjson::Value* value, const JsonPath& path, StringMap& out);
+  std::vector<std::string> string_list(const rapidjson::Value* value, const JsonPath& path);
+
+  // each: calls fn(element, element_path) for every element of an array value.
+  template <typename Fn>
+  void each(const rapidjson::Value* value, const JsonPath& path, Fn&& fn) {
+    if (value == nullptr) return;
+    if (!value->IsArray()) return fail(path, "expected an array");
+    std::size_t i = 0;
+    for (const auto& element : value->GetArray()) {
+      if (!ok()) return;
+      fn(element, JsonPath{&path, {}, i++});
+    }
+  }
+
+ private:
+  std::string error_;
+};
+
+}  // namespace kubegap

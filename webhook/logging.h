@@ -1,0 +1,29 @@
+#pragma once
+// Logging: spdlog to stderr, as text ("msg key=value ...") or as one JSON object per line
+// for log pipelines. Fields are escaped in both formats.
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace kubegap {
+
+enum class LogFormat { kText, kJson };
+
+// configure_logging: level is trace|debug|info|warn|error|off; false if unknown.
+bool configure_logging(std::string_view level, LogFormat format);
+
+struct LogField {
+  std::string_view key;
+  std::string value;
+  bool quoted = true;  // false for numbers
+};
+
+// log_event: one line with a message and fields, in the configured format.
+void log_event(spdlog::level::level_enum level, std::string_view message,
+               std::initializer_list<LogField> fields = {});
+
+}  // namespace kubegap

@@ -1,0 +1,86 @@
+#include "webhook/metrics.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "webhook/build_info.h"
+#include "policies/checks.h"
+
+namespace kubegap {
+
+Metrics::Metrics() : findings_(check_registry().size()) {
+  for (const auto& check : check_registry()) check_ids_.emplace_back(check.id);
+}
+
+void Metrics::record_review(int status, std::uint64_t latency_us,
+                            const std::vector<std::string>& found) {
+  const auto it = std::find(kStatuses.begin(), kStatuses.end(), status);
+  if (it != kStatuses.end()) {
+    by_status_[static_cast<std::size_t>(it - kStatuses.begin())].fetch_add(1, std::memory_order_relaxed);
+  } else {
+    other_status_.fetch_add(1, std::memory_order_relaxed);
+  }
+  const double seconds = static_cast<double>(latency_us) / 1e6;
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) {
+      bucket_counts_[i].fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  latency_count_.fetch_add(1, std::memory_order_relaxed);
+  latency_sum_us_.fetch_add(latency_us, std::memory_order_relaxed);
+  for (const auto& check : found) {
+    const auto c = std::find(check_ids_.begin(), check_ids_.end(), check);
+    if (c != check_ids_.end()) {
+      findings_[static_cast<std::size_t>(c - check_ids_.begin())].fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+std::uint64_t Metrics::reviews(int status) const {
+  const auto it = std::find(kStatuses.begin(), kStatuses.end(), status);
+  return it == kStatuses.end() ? other_status_.load()
+                               : by_status_[static_cast<std::size_t>(it - kStatuses.begin())].load();
+}
+
+std::uint64_t Metrics::findings(std::string_view check) const {
+  const auto c = std::find(check_ids_.begin(), check_ids_.end(), check);
+  return c == check_ids_.end() ? 0 : findings_[static_cast<std::size_t>(c - check_ids_.begin())].load();
+}
+
+std::string Metrics::render() const {
+  std::ostringstream out;
+  out << "# HELP kubegap_reviews_total AdmissionReview requests answered, by HTTP status code.\n"
+         "# TYPE kubegap_reviews_total counter\n";
+  for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+    out << "kubegap_reviews_total{code=\"" << kStatuses[i] << "\"} " << by_status_[i].load() << "\n";
+  }
+  out << "kubegap_reviews_total{code=\"other\"} " << other_status_.load() << "\n";
+
+  out << "# HELP kubegap_review_duration_seconds Time from a complete request to its answer.\n"
+         "# TYPE kubegap_review_duration_seconds histogram\n";
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    cumulative += bucket_counts_[i].load();
+    out << "kubegap_review_duration_seconds_bucket{le=\"" << kBuckets[i] << "\"} " << cumulative << "\n";
+  }
+  const std::uint64_t count = latency_count_.load();
+  out << "kubegap_review_duration_seconds_bucket{le=\"+Inf\"} " << count << "\n"
+      << "kubegap_review_duration_seconds_sum " << static_cast<double>(latency_sum_us_.load()) / 1e6 << "\n"
+      << "kubegap_review_duration_seconds_count " << count << "\n";
+
+  out << "# HELP kubegap_findings_total Warnings issued, by check.\n"
+         "# TYPE kubegap_findings_total counter\n";
+  for (std::size_t i = 0; i < check_ids_.size(); ++i) {
+    out << "kubegap_findings_total{check=\"" << check_ids_[i] << "\"} " << findings_[i].load() << "\n";
+  }
+  out << "# HELP kubegap_in_flight_requests Requests being handled now.\n"
+         "# TYPE kubegap_in_flight_requests gauge\n"
+         "kubegap_in_flight_requests " << in_flight_.load() << "\n"
+      << "# HELP kubegap_build_info Build information.\n"
+         "# TYPE kubegap_build_info gauge\n"
+         "kubegap_build_info{version=\"" << kVersion << "\"} 1\n";
+  return out.str();
+}
+
+}  // namespace kubegap

@@ -1,0 +1,45 @@
+#pragma once
+// Metrics: lock-free counters rendered in the Prometheus text exposition format
+// (https://prometheus.io/docs/instrumenting/exposition_formats/).
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kubegap {
+
+class Metrics {
+ public:
+  Metrics();
+
+  // record_review: one answered /validate request: its HTTP status, latency and the
+  // check ids that produced warnings.
+  void record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found);
+  void request_started() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
+  void request_finished() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+  std::uint64_t reviews(int status) const;
+  std::uint64_t findings(std::string_view check) const;
+  std::string render() const;
+
+ private:
+  static constexpr std::array<int, 7> kStatuses = {200, 400, 404, 405, 413, 431, 500};
+  // Latency buckets in seconds: reviews take tens of microseconds; the tail shows queueing.
+  static constexpr std::array<double, 12> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+                                                     0.0025,  0.005,  0.01,    0.025,  0.05,
+                                                     0.1,     0.5};
+
+  std::array<std::atomic<std::uint64_t>, kStatuses.size()> by_status_{};
+  std::atomic<std::uint64_t> other_status_{0};
+  std::array<std::atomic<std::uint64_t>, kBuckets.size()> bucket_counts_{};  // non-cumulative
+  std::atomic<std::uint64_t> latency_count_{0};
+  std::atomic<std::uint64_t> latency_sum_us_{0};
+  std::vector<std::string> check_ids_;
+  std::vector<std::atomic<std::uint64_t>> findings_;
+  std::atomic<std::int64_t> in_flight_{0};
+};
+
+}  // namespace kubegap

@@ -1,0 +1,218 @@
+#include "webhook/object_decoder.h"
+
+#include <algorithm>
+
+namespace kubegap {
+namespace {
+
+using rapidjson::Value;
+
+// is_zero_quantity: "0", "0m", "0.0Gi", 0 — a resource named with a zero quantity does
+// not make the container an accelerator user.
+bool is_zero_quantity(const Value& quantity) {
+  if (quantity.IsNumber()) return quantity.GetDouble() == 0.0;
+  if (!quantity.IsString()) return false;
+  const std::string_view text(quantity.GetString(), quantity.GetStringLength());
+  std::size_t i = 0;
+  bool digit = false;
+  for (; i < text.size() && (text[i] == '0' || text[i] == '.' || text[i] == '+'); ++i) {
+    digit = digit || text[i] == '0';
+  }
+  return digit && (i == text.size() || !(text[i] >= '1' && text[i] <= '9'));
+}
+
+void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
+                           std::vector<std::string>& out) {
+  if (reader.object(resources, path) == nullptr) return;
+  for (const char* section : {"requests", "limits"}) {
+    const JsonPath section_path{&path, section};
+    const Value* map = reader.object(JsonReader::member(resources, section), section_path);
+    if (map == nullptr) continue;
+    for (const auto& entry : map->GetObject()) {
+      const std::string name(entry.name.GetString(), entry.name.GetStringLength());
+      if (!entry.value.IsString() && !entry.value.IsNumber()) {
+        return reader.fail(JsonPath{&section_path, name}, "expected a quantity");
+      }
+      if (is_zero_quantity(entry.value)) continue;
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
+}
+
+Container decode_container(JsonReader& reader, const Value& value, const JsonPath& path) {
+  Container container;
+  if (reader.object(&value, path) == nullptr) return container;
+  container.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  decode_resource_names(reader, JsonReader::member(&value, "resources"),
+                        JsonPath{&path, "resources"}, container.resources);
+  const JsonPath mounts_path{&path, "volumeMounts"};
+  reader.each(JsonReader::member(&value, "volumeMounts"), mounts_path,
+              [&](const Value& mount, const JsonPath& p) {
+                if (reader.object(&mount, p) == nullptr) return;
+                container.volume_mounts.push_back(
+                    {reader.string(JsonReader::member(&mount, "name"), JsonPath{&p, "name"}),
+                     reader.string(JsonReader::member(&mount, "mountPath"),
+                                   JsonPath{&p, "mountPath"})});
+              });
+  return container;
+}
+
+// The members of core/v1 VolumeSource; the one present names the volume's source.
+constexpr const char* kVolumeSources[] = {
+    "persistentVolumeClaim", "emptyDir", "hostPath", "ephemeral", "csi", "nfs", "cephfs",
+    "rbd", "iscsi", "azureFile", "glusterfs", "fc", "gcePersistentDisk",
+    "awsElasticBlockStore", "azureDisk", "cinder", "portworxVolume", "vsphereVolume",
+    "configMap", "secret", "projected", "downwardAPI", "image", "flexVolume", "flocker",
+    "quobyte", "scaleIO", "storageos", "photonPersistentDisk", "gitRepo"};
+
+Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& path) {
+  Volume volume;
+  if (reader.object(&value, path) == nullptr) return volume;
+  volume.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  for (const char* source : kVolumeSources) {
+    if (JsonReader::member(&value, source) == nullptr) continue;
+    volume.source = source;
+    break;
+  }
+  if (volume.source == "csi") {
+    const JsonPath csi_path{&path, "csi"};
+    const Value* csi = reader.object(JsonReader::member(&value, "csi"), csi_path);
+    volume.csi_driver =
+        reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
+  }
+  return volume;
+}
+
+std::vector<Requirement> decode_requirements(JsonReader& reader, const Value* list,
+                                             const JsonPath& path) {
+  std::vector<Requirement> out;
+  reader.each(list, path, [&](const Value& value, const JsonPath& p) {
+    if (reader.object(&value, p) == nullptr) return;
+    out.push_back({reader.string(JsonReader::member(&value, "key"), JsonPath{&p, "key"}),
+                   reader.string(JsonReader::member(&value, "operator"), JsonPath{&p, "operator"}),
+                   reader.string_list(JsonReader::member(&value, "values"), JsonPath{&p, "values"})});
+  });
+  return out;
+}
+
+std::vector<NodeSelectorTerm> decode_required_node_terms(JsonReader& reader, const Value* spec,
+                                                         const JsonPath& spec_path) {
+  std::vector<NodeSelectorTerm> terms;
+  const JsonPath affinity_path{&spec_path, "affinity"};
+  const Value* affinity = reader.object(JsonReader::member(spec, "affinity"), affinity_path);
+  const JsonPath node_path{&affinity_path, "nodeAffinity"};
+  const Value* node = reader.object(JsonReader::member(affinity, "nodeAffinity"), node_path);
+  const JsonPath required_path{&node_path, "requiredDuringSchedulingIgnoredDuringExecution"};
+  const Value* required = reader.object(
+      JsonReader::member(node, "requiredDuringSchedulingIgnoredDuringExecution"), required_path);
+  const JsonPath terms_path{&required_path, "nodeSelectorTerms"};
+  reader.each(JsonReader::member(required, "nodeSelectorTerms"), terms_path,
+              [&](const Value& value, const JsonPath& p) {
+                if (reader.object(&value, p) == nullptr) return;
+                terms.push_back({decode_requirements(reader, JsonReader::member(&value, "matchExpressions"),
+                                                     JsonPath{&p, "matchExpressions"}),
+                                 decode_requirements(reader, JsonReader::member(&value, "matchFields"),
+                                                     JsonPath{&p, "matchFields"})});
+              });
+  return terms;
+}
+
+Toleration decode_toleration(JsonReader& reader, const Value& value, const JsonPath& path) {
+  Toleration t;
+  if (reader.object(&value, path) == nullptr) return t;
+  t.key = reader.string(JsonReader::member(&value, "key"), JsonPath{&path, "key"});
+  t.op = reader.string(JsonReader::member(&value, "operator"), JsonPath{&path, "operator"});
+  if (t.op.empty()) t.op = "Equal";  // the API default
+  t.value = reader.string(JsonReader::member(&value, "value"), JsonPath{&path, "value"});
+  t.effect = reader.string(JsonReader::member(&value, "effect"), JsonPath{&path, "effect"});
+  t.toleration_seconds = reader.int64(JsonReader::member(&value, "tolerationSeconds"),
+                                      JsonPath{&path, "tolerationSeconds"});
+  return t;
+}
+
+template <typename T, typename Decode>
+std::vector<T> decode_list(JsonReader& reader, const Value* list, const JsonPath& path,
+                           Decode decode) {
+  std::vector<T> out;
+  reader.each(list, path, [&](const Value& v, const JsonPath& p) {
+    out.push_back(decode(reader, v, p));
+  });
+  return out;
+}
+
+}  // namespace
+
+PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const JsonPath& path) {
+  PodSpecView pod;
+  if (reader.object(&value, path) == nullptr) return pod;
+  const JsonPath meta_path{&path, "metadata"};
+  const Value* meta = reader.object(JsonReader::member(&value, "metadata"), meta_path);
+  reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, pod.labels);
+  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
+                    pod.annotations);
+
+  const JsonPath spec_path{&path, "spec"};
+  const Value* spec = reader.object(JsonReader::member(&value, "spec"), spec_path);
+  pod.containers = decode_list<Container>(reader, JsonReader::member(spec, "containers"),
+                                          JsonPath{&spec_path, "containers"}, decode_container);
+  pod.init_containers = decode_list<Container>(reader, JsonReader::member(spec, "initContainers"),
+                                               JsonPath{&spec_path, "initContainers"},
+                                               decode_container);
+  pod.volumes = decode_list<Volume>(reader, JsonReader::member(spec, "volumes"),
+                                    JsonPath{&spec_path, "volumes"}, decode_volume);
+  reader.string_map(JsonReader::member(spec, "nodeSelector"), JsonPath{&spec_path, "nodeSelector"},
+                    pod.node_selector);
+  pod.required_node_terms = decode_required_node_terms(reader, spec, spec_path);
+  pod.tolerations = decode_list<Toleration>(reader, JsonReader::member(spec, "tolerations"),
+                                            JsonPath{&spec_path, "tolerations"}, decode_toleration);
+  pod.node_name = reader.string(JsonReader::member(spec, "nodeName"), JsonPath{&spec_path, "nodeName"});
+  return pod;
+}
+
+void decode_object_meta(JsonReader& reader, const Value& object, const JsonPath& path,
+                        WorkloadView& out) {
+  const JsonPath meta_path{&path, "metadata"};
+  const Value* meta = reader.object(JsonReader::member(&object, "metadata"), meta_path);
+  out.namespace_name =
+      reader.string(JsonReader::member(meta, "namespace"), JsonPath{&meta_path, "namespace"});
+  out.name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
+  if (out.name.empty()) {
+    const std::string generate = reader.string(JsonReader::member(meta, "generateName"),
+                                               JsonPath{&meta_path, "generateName"});
+    if (!generate.empty()) out.name = generate + "*";
+  }
+  reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, out.labels);
+  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
+                    out.annotations);
+}
+
+std::optional<LabelSelector> decode_label_selector(JsonReader& reader, const Value* value,
+                                                   const JsonPath& path) {
+  const Value* selector = reader.object(value, path);
+  if (selector == nullptr) return std::nullopt;
+  LabelSelector out;
+  reader.string_map(JsonReader::member(selector, "matchLabels"), JsonPath{&path, "matchLabels"},
+                    out.match_labels);
+  out.match_expressions = decode_requirements(reader, JsonReader::member(selector, "matchExpressions"),
+                                              JsonPath{&path, "matchExpressions"});
+  return out;
+}
+
+DisruptionBudget decode_disruption_budget(JsonReader& reader, const Value& object,
+                                          const JsonPath& path) {
+  WorkloadView meta;
+  decode_object_meta(reader, object, path, meta);
+  const JsonPath spec_path{&path, "spec"};
+  const Value* spec = reader.object(JsonReader::member(&object, "spec"), spec_path);
+  return {meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
+          decode_label_selector(reader, JsonReader::member(spec, "selector"),
+                                JsonPath{&spec_path, "selector"})};
+}
+
+NodeInfo decode_node(JsonReader& reader, const Value& object, const JsonPath& path) {
+  WorkloadView meta;
+  decode_object_meta(reader, object, path, meta);
+  return {meta.name, std::move(meta.labels)};
+}
+
+}  // namespace kubegap

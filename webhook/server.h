@@ -1,0 +1,76 @@
+#pragma once
+// WebhookServer: the asynchronous HTTPS server for POST /validate (Beast over OpenSSL,
+// C++20 coroutines throughout, one strand per connection).
+//
+//   WebhookServer server(ioc, tls, handler, metrics, options);
+//   auto endpoint = server.listen();   // port 0 picks a free port
+//   ...  server.shutdown([] { /* every connection closed */ });
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "webhook/metrics.h"
+#include "webhook/review_handler.h"
+
+namespace kubegap {
+
+struct ServerOptions {
+  boost::asio::ip::tcp::endpoint listen{boost::asio::ip::make_address("0.0.0.0"), 8443};
+  // Apply explicit limits to the request's size to prevent abuse. A Pod with many
+  // containers and env vars is tens of KB; 8 MiB leaves room for any real workload.
+  std::size_t body_limit = 8 * 1024 * 1024;
+  std::size_t header_limit = 16 * 1024;
+  // The API server keeps connections idle for about 90 s; stay open longer so it, not we,
+  // closes them (closing first races with a request it is about to send).
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(120)};
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
+};
+
+class WebhookServer {
+ public:
+  WebhookServer(boost::asio::io_context& ioc, boost::asio::ssl::context& tls,
+                const ReviewHandler& handler, Metrics& metrics, ServerOptions options);
+  ~WebhookServer();
+
+  // listen: binds, starts accepting and returns the bound endpoint. Throws
+  // boost::system::system_error when the address cannot be bound.
+  boost::asio::ip::tcp::endpoint listen();
+
+  // shutdown: stops accepting, closes idle connections at once and lets connections with
+  // a request in progress answer it (with Connection: close). Calls `on_drained` once
+  // every connection has closed, or after `deadline`, whichever comes first.
+  void shutdown(std::chrono::milliseconds deadline, std::function<void()> on_drained);
+
+  std::size_t connections() const;
+
+ private:
+  struct Connection;
+  class Session;
+
+  boost::asio::io_context& ioc_;
+  boost::asio::ssl::context& tls_;
+  const ReviewHandler& handler_;
+  Metrics& metrics_;
+  ServerOptions options_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mutex_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
+  std::uint64_t next_id_ = 0;
+};
+
+}  // namespace kubegap

@@ -1,0 +1,73 @@
+#include "webhook/tls.h"
+
+#include <cstring>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "webhook/yaml_json.h"
+
+namespace kubegap {
+namespace {
+
+// AEAD suites with forward secrecy only; TLS 1.3 suites are AEAD by definition.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+// select_http11: the API server offers "h2,http/1.1" to loopback URLs; Beast speaks
+// HTTP/1.1 only, so pick it, and carry on without ALPN when it is not offered.
+int select_http11(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                  unsigned int inlen, void*) {
+  static constexpr unsigned char kHttp11[] = {'h', 't', 't', 'p', '/', '1', '.', '1'};
+  for (unsigned int i = 0; i < inlen;) {
+    const unsigned int len = in[i];
+    if (i + 1 + len > inlen) break;
+    if (len == sizeof(kHttp11) && std::memcmp(in + i + 1, kHttp11, len) == 0) {
+      *out = in + i + 1;
+      *outlen = static_cast<unsigned char>(len);
+      return SSL_TLSEXT_ERR_OK;
+    }
+    i += 1 + len;
+  }
+  return SSL_TLSEXT_ERR_NOACK;
+}
+
+std::string openssl_reason() {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return "unknown error";
+  char buffer[256];
+  ERR_error_string_n(code, buffer, sizeof(buffer));
+  return buffer;
+}
+
+}  // namespace
+
+boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
+                                                  const std::string& key_file) {
+  namespace ssl = boost::asio::ssl;
+  ssl::context ctx(ssl::context::tls_server);
+  SSL_CTX* native = ctx.native_handle();
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                                  SSL_OP_NO_COMPRESSION);
+  if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
+    throw ConfigError("TLS: cannot set cipher list: " + openssl_reason());
+  }
+  SSL_CTX_set_alpn_select_cb(native, select_http11, nullptr);
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate_chain_file(native, cert_file.c_str()) != 1) {
+    throw ConfigError(cert_file + ": cannot load TLS certificate chain: " + openssl_reason());
+  }
+  if (SSL_CTX_use_PrivateKey_file(native, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    throw ConfigError(key_file + ": cannot load TLS private key: " + openssl_reason());
+  }
+  if (SSL_CTX_check_private_key(native) != 1) {
+    throw ConfigError(key_file + ": private key does not match " + cert_file + ": " + openssl_reason());
+  }
+  return ctx;
+}
+
+}  // namespace kubegap

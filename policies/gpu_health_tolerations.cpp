@@ -67,11 +67,16 @@ std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const Ch
       if (unreachable >= bound) problems.push_back("tolerates unreachable nodes " + describe_duration(unreachable));
     }
     for (const auto& taint : ctx.policy.gpu_fault_taints) {
-      const bool untimed = std::any_of(
-          pod.tolerations.begin(), pod.tolerations.end(), [&](const Toleration& t) {
-            return !t.key.empty() && tolerates_key(t, taint) && !t.toleration_seconds;
-          });
-      if (untimed) problems.push_back("tolerates GPU-fault taint " + taint + " with no time limit");
+      // Health agents may put a value (an XID code, say) on these taints, so any
+      // toleration naming the key counts, whatever its value.
+      const auto it = std::find_if(pod.tolerations.begin(), pod.tolerations.end(), [&](const Toleration& t) {
+        return t.key == taint && !t.toleration_seconds;
+      });
+      if (it == pod.tolerations.end()) continue;
+      problems.push_back(it->effect == "NoExecute" || it->effect.empty()
+                             ? "tolerates GPU-fault taint " + taint + " with no time limit"
+                             : "tolerates GPU-fault taint " + taint + " (" + it->effect +
+                                   "): schedulable onto a failed GPU");
     }
   }
   if (problems.empty()) return std::nullopt;

@@ -1,5 +1,7 @@
 #include "webhook/server.h"
 
+#include <array>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -26,6 +28,7 @@ using tcp = net::ip::tcp;
 namespace {
 
 constexpr auto kAwait = net::as_tuple(net::use_awaitable);
+constexpr std::size_t kLingerBytes = 64 * 1024 * 1024;
 
 // is_quiet_close: the peer went away; nothing to report.
 bool is_quiet_close(const beast::error_code& ec) {
@@ -106,10 +109,11 @@ class WebhookServer::Session {
     HttpResponse response = route(request);
     const bool keep_alive = request.keep_alive() && !server_.stopping_;
     response.keep_alive(keep_alive);
+    // Counted before the write, so a client that has its answer sees it in /metrics.
+    record(response.result_int(), started);
+    server_.metrics_.request_finished();
     tcp_stream.expires_after(server_.options_.write_timeout);
     auto [write_ec, write_n] = co_await http::async_write(stream, response, kAwait);
-    server_.metrics_.request_finished();
-    record(response.result_int(), started);
     co_return keep_alive && !write_ec;
   }
 
@@ -140,12 +144,28 @@ class WebhookServer::Session {
     response.keep_alive(false);
     auto& tcp_stream = beast::get_lowest_layer(connection_->stream);
     tcp_stream.expires_after(server_.options_.write_timeout);
-    const auto started = std::chrono::steady_clock::now();
-    co_await http::async_write(connection_->stream, response, kAwait);
-    record(response.result_int(), started);
+    record(response.result_int(), std::chrono::steady_clock::now());
     log_event(spdlog::level::info, "request rejected",
               {{"code", std::to_string(response.result_int()), false}, {"error", message}});
+    if (auto [ec2, n] = co_await http::async_write(connection_->stream, response, kAwait); !ec2) {
+      co_await linger();
+    }
     co_return false;
+  }
+
+  // linger: reads and discards what the client is still sending (bounded in time and
+  // bytes) before closing. Closing with unread data makes the kernel send a reset, and
+  // the client would lose the error response it has not read yet.
+  net::awaitable<void> linger() {
+    auto& tcp_stream = beast::get_lowest_layer(connection_->stream);
+    tcp_stream.expires_after(std::chrono::seconds(2));
+    std::array<char, 16 * 1024> discard;
+    std::size_t total = 0;
+    while (total < kLingerBytes) {
+      auto [ec, n] = co_await connection_->stream.async_read_some(net::buffer(discard), kAwait);
+      if (ec) break;
+      total += n;
+    }
   }
 
   HttpResponse route(const HttpRequest& request) {

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The command line as users run it: usage errors exit 2 with a clear message, --help works
+# on every command, configuration errors exit 1 naming the file, and `serve` answers a
+# review over TLS and exits 0 on SIGTERM.
+#   tests/cli/cli_test.sh BINARY CERT_DIR SOURCE_DIR
+set -uo pipefail
+bin=$1 certs=$2 src=$3
+tmp=$(mktemp -d)
+server_pid=
+cleanup() { [[ -n $server_pid ]] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+failures=0
+pass() { echo "ok   - $1"; }
+fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN DESCRIPTION -- ARGS...: exit code and a pattern in stdout+stderr.
+expect() {
+  local code=$1 pattern=$2 what=$3; shift 4
+  local out rc
+  out=$("$bin" "$@" 2>&1); rc=$?
+  if [[ $rc -ne $code ]]; then fail "$what: exit $rc, want $code; output: $out"
+  elif ! grep -qE -- "$pattern" <<<"$out"; then fail "$what: output lacks /$pattern/: $out"
+  else pass "$what"; fi
+}
+
+expect 2 "Usage" "no arguments prints usage and exits 2" --
+expect 2 'unknown command "frobnicate"' "unknown command exits 2" -- frobnicate
+expect 0 "Usage" "--help" -- --help
+expect 0 "Usage: kubegap-webhook serve" "serve --help" -- serve --help
+expect 0 "Usage: kubegap-webhook cases" "cases --help" -- cases --help
+expect 0 "Usage: kubegap-webhook version" "version --help" -- version --help
+expect 0 "^kubegap-webhook [0-9]+\.[0-9]+\.[0-9]+" "version prints the version" -- version
+expect 2 "unknown flag --bogus" "unknown flag exits 2" -- serve --bogus x
+expect 2 "flag --tls-cert is required" "serve without --tls-cert exits 2" -- serve --tls-key k
+expect 2 "flag --listen" "bad --listen exits 2" -- serve --tls-cert c --tls-key k --listen nonsense
+expect 2 "not a port number" "bad port exits 2" -- serve --tls-cert c --tls-key k --listen 127.0.0.1:99999
+expect 2 "flag --threads" "--threads 0 exits 2" -- serve --tls-cert c --tls-key k --threads 0
+expect 2 "flag --log-format" "--log-format xml exits 2" -- serve --tls-cert c --tls-key k --log-format xml
+expect 2 "flag --log-level" "--log-level loud exits 2" -- serve --tls-cert c --tls-key k --log-level loud
+expect 2 "needs a value" "flag without value exits 2" -- serve --tls-cert
+expect 2 "flag --output" "cases --output xml exits 2" -- cases --output xml
+expect 1 "$tmp/missing.crt" "missing certificate file exits 1 naming it" -- \
+  serve --tls-cert "$tmp/missing.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0
+printf 'enabledChecks: [checkpoint-volume]\nfrobnicate: true\n' > "$tmp/bad-policy.yaml"
+expect 1 "bad-policy.yaml:2: frobnicate: unknown key" "bad policy exits 1 naming file, line and key" -- \
+  serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --policy "$tmp/bad-policy.yaml" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0
+
+# cases --output json: an array with the founding cases and the documented members.
+if "$bin" cases --output json | python3 -c '
+import json, sys
+cases = json.load(sys.stdin)
+ids = {c["id"] for c in cases}
+assert {"acme-llm-pretraining-2023", "osm-amsterdam-power-2022"} <= ids, ids
+for c in cases:
+    for key in ("id", "title", "date", "checks", "sources"):
+        assert c[key], (c["id"], key)
+    assert all(s["url"].startswith("https://") for s in c["sources"]), c["id"]
+'; then pass "cases --output json lists the library"; else fail "cases --output json"; fi
+expect 0 "osm-amsterdam-power-2022" "cases (text) lists the library" -- cases
+
+# serve: ephemeral ports, JSON logs, one review over TLS, then SIGTERM.
+"$bin" serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 \
+  --health-listen 127.0.0.1:0 --threads 2 --log-format json 2>"$tmp/serve.log" &
+server_pid=$!
+for _ in $(seq 100); do grep -q '"msg":"serving"' "$tmp/serve.log" 2>/dev/null && break; sleep 0.1; done
+port=$(python3 -c 'import json,sys; print(next(json.loads(l)["listen"] for l in open(sys.argv[1]) if "serving" in l).rsplit(":",1)[1])' "$tmp/serve.log")
+health=$(python3 -c 'import json,sys; print(next(json.loads(l)["health_listen"] for l in open(sys.argv[1]) if "serving" in l).rsplit(":",1)[1])' "$tmp/serve.log")
+if [[ -z $port || -z $health ]]; then fail "serve did not log its ports"; cat "$tmp/serve.log"; exit 1; fi
+response=$(curl -sS --max-time 10 --cacert "$certs/ca.crt" -H 'Content-Type: application/json' \
+  --data-binary @"$src/tests/fixtures/reviews/gpu-pod-gaps.json" "https://127.0.0.1:$port/validate?timeout=10s")
+if python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])["response"]
+assert r["allowed"] is True and r["uid"] == "0f4e1b6a-3c1d-4a8e-9b52-7d2c1e9a4f10"
+w = r["warnings"]
+for check in ("checkpoint-volume", "zone-spread", "gpu-health-tolerations"):
+    assert any(x.startswith("kubegap/" + check + ": ") and "(case " in x for x in w), (check, w)
+' "$response"; then pass "serve answers a review over TLS with the warnings"; else fail "serve review: $response"; fi
+[[ $(curl -s --max-time 5 "http://127.0.0.1:$health/readyz") == ready ]] && pass "/readyz is ready" || fail "/readyz"
+curl -s --max-time 5 "http://127.0.0.1:$health/metrics" | grep -q 'kubegap_reviews_total{code="200"} 1' \
+  && pass "/metrics counts the review" || fail "/metrics"
+kill -TERM "$server_pid"
+for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$server_pid" 2>/dev/null; then fail "serve still running 10 s after SIGTERM"
+else wait "$server_pid"; rc=$?; [[ $rc -eq 0 ]] && pass "SIGTERM exits 0" || fail "SIGTERM exit code $rc"; fi
+server_pid=
+if python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+reviews = [l for l in lines if l["msg"] == "review"]
+assert len(reviews) == 1, lines
+r = reviews[0]
+assert r["uid"] == "0f4e1b6a-3c1d-4a8e-9b52-7d2c1e9a4f10" and r["kind"] == "Pod" and r["operation"] == "CREATE"
+assert r["object"] == "ml-research/llm-pretrain-0" and isinstance(r["latency_us"], int)
+assert r["found"] == "checkpoint-volume,zone-spread,gpu-health-tolerations", r["found"]
+assert any(l["msg"] == "stopped" for l in lines)
+' "$tmp/serve.log"; then pass "JSON log: one parseable line per review"; else fail "JSON log"; cat "$tmp/serve.log"; fi
+
+echo "$failures failure(s)"
+exit $((failures > 0))

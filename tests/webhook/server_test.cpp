@@ -1,0 +1,493 @@
+// Loopback integration: the real WebhookServer and HealthServer on port 0, with
+// certificates from certs/gen-certs.sh, driven by real TLS clients. Every bad-input case
+// of DESIGN.md is followed by proof that the server still answers.
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+#include <rapidjson/document.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "policies/policy.h"
+#include "webhook/health_server.h"
+#include "webhook/server.h"
+#include "webhook/tls.h"
+
+namespace kubegap {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+
+const std::string kCerts = KUBEGAP_TEST_CERTS;
+
+std::string read_fixture(const std::string& name) {
+  std::ifstream in(std::string(KUBEGAP_FIXTURES_DIR) + "/reviews/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// TestServer: the webhook and health listeners on 127.0.0.1:0, run on two threads.
+class TestServer {
+ public:
+  explicit TestServer(ServerOptions options = {})
+      : policies_(default_policy()),
+        tls_(make_server_tls_context(kCerts + "/tls.crt", kCerts + "/tls.key")),
+        handler_(policies_, cluster_),
+        server_(ioc_, tls_, handler_, metrics_, with_loopback(std::move(options))),
+        health_(ioc_, readiness_, metrics_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
+    endpoint_ = server_.listen();
+    health_endpoint_ = health_.listen();
+    readiness_.ready = true;
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+  ~TestServer() {
+    if (!stopped_) stop(std::chrono::seconds(5));
+  }
+
+  // stop: the SIGTERM path; returns once the server has drained.
+  void stop(std::chrono::milliseconds deadline) {
+    stopped_ = true;
+    std::promise<void> drained;
+    server_.shutdown(deadline, [&] {
+      health_.stop();
+      drained.set_value();
+    });
+    drained.get_future().wait();
+    ioc_.stop();
+    for (auto& t : threads_) t.join();
+  }
+
+  unsigned short port() const { return endpoint_.port(); }
+  unsigned short health_port() const { return health_endpoint_.port(); }
+  const Metrics& metrics() const { return metrics_; }
+  std::size_t connections() const { return server_.connections(); }
+
+ private:
+  static ServerOptions with_loopback(ServerOptions options) {
+    options.listen = tcp::endpoint(net::ip::make_address("127.0.0.1"), 0);
+    return options;
+  }
+
+  net::io_context ioc_{2};
+  PolicyStore policies_;
+  NoClusterView cluster_;
+  ssl::context tls_;
+  ReviewHandler handler_;
+  Metrics metrics_;
+  ReadinessState readiness_;
+  WebhookServer server_;
+  HealthServer health_;
+  tcp::endpoint endpoint_, health_endpoint_;
+  std::vector<std::thread> threads_;
+  bool stopped_ = false;
+};
+
+// TlsClient: a verifying TLS client (CA from the certs script, IP SAN 127.0.0.1).
+class TlsClient {
+ public:
+  explicit TlsClient(unsigned short port, std::function<void(ssl::context&)> tune = {})
+      : ctx_(ssl::context::tls_client) {
+    ctx_.load_verify_file(kCerts + "/ca.crt");
+    ctx_.set_verify_mode(ssl::verify_peer);
+    if (tune) tune(ctx_);
+    stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, ctx_);
+    stream_->set_verify_callback(ssl::host_name_verification("127.0.0.1"));
+    beast::get_lowest_layer(*stream_).expires_after(std::chrono::seconds(10));
+    beast::get_lowest_layer(*stream_).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  }
+  void handshake() { stream_->handshake(ssl::stream_base::client); }
+  beast::error_code try_handshake() {
+    beast::error_code ec;
+    stream_->handshake(ssl::stream_base::client, ec);
+    return ec;
+  }
+  SSL* native() { return stream_->native_handle(); }
+
+  http::response<http::string_body> send(http::request<http::string_body> request) {
+    request.set(http::field::host, "127.0.0.1");
+    request.prepare_payload();
+    http::write(*stream_, request);
+    return read_response();
+  }
+  http::response<http::string_body> post(const std::string& target, std::string body) {
+    http::request<http::string_body> request{http::verb::post, target, 11};
+    request.set(http::field::content_type, "application/json");
+    request.body() = std::move(body);
+    return send(std::move(request));
+  }
+  void write_raw(const std::string& bytes) { net::write(*stream_, net::buffer(bytes)); }
+  http::response<http::string_body> read_response() {
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 * 1024 * 1024);
+    http::read(*stream_, buffer_, parser);
+    return parser.release();
+  }
+  // closed_by_peer: whether the server has closed the connection.
+  bool closed_by_peer() {
+    beast::error_code ec;
+    char byte;
+    stream_->read_some(net::buffer(&byte, 1), ec);
+    return ec == net::error::eof || ec == ssl::error::stream_truncated || ec == net::error::connection_reset;
+  }
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(*stream_); }
+
+ private:
+  net::io_context ioc_;
+  ssl::context ctx_;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> stream_;
+  beast::flat_buffer buffer_;
+};
+
+rapidjson::Document parse_json(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.c_str());
+  return doc;
+}
+
+// expect_still_serving: a fresh connection gets a correct answer to a real review.
+void expect_still_serving(unsigned short port) {
+  TlsClient client(port);
+  client.handshake();
+  const auto response = client.post("/validate?timeout=10s", read_fixture("gpu-pod-gaps.json"));
+  ASSERT_EQ(response.result_int(), 200);
+  const auto doc = parse_json(response.body());
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_TRUE(doc["response"]["allowed"].GetBool());
+  EXPECT_EQ(doc["response"]["warnings"].Size(), 3u);
+}
+
+TEST(ServerTest, AnswersReviewWithWarningsAndAnnotations) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  const auto response = client.post("/validate?timeout=10s", read_fixture("gpu-pod-gaps.json"));
+  ASSERT_EQ(response.result_int(), 200);
+  EXPECT_EQ(response[http::field::content_type], "application/json");
+  const auto doc = parse_json(response.body());
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_STREQ(doc["apiVersion"].GetString(), "admission.k8s.io/v1");
+  EXPECT_STREQ(doc["kind"].GetString(), "AdmissionReview");
+  const auto& r = doc["response"];
+  EXPECT_STREQ(r["uid"].GetString(), "0f4e1b6a-3c1d-4a8e-9b52-7d2c1e9a4f10");
+  EXPECT_TRUE(r["allowed"].GetBool());
+  EXPECT_FALSE(r.HasMember("patch"));
+  ASSERT_EQ(r["warnings"].Size(), 3u);
+  EXPECT_EQ(std::string(r["warnings"][0].GetString()).rfind("kubegap/checkpoint-volume: ", 0), 0u);
+  EXPECT_EQ(std::string(r["warnings"][1].GetString()).rfind("kubegap/zone-spread: ", 0), 0u);
+  EXPECT_EQ(std::string(r["warnings"][2].GetString()).rfind("kubegap/gpu-health-tolerations: ", 0), 0u);
+  EXPECT_EQ(std::string(r["auditAnnotations"]["disruption-budget"].GetString()).rfind("not evaluated", 0), 0u);
+  EXPECT_EQ(server.metrics().reviews(200), 1u);
+  EXPECT_EQ(server.metrics().findings("zone-spread"), 1u);
+}
+
+TEST(ServerTest, KeepsConnectionAliveAcrossRequests) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  for (int i = 0; i < 5; ++i) {
+    const auto response = client.post("/validate", read_fixture("gpu-pod-gaps.json"));
+    ASSERT_EQ(response.result_int(), 200) << "request " << i;
+    EXPECT_TRUE(response.keep_alive());
+  }
+  EXPECT_EQ(server.metrics().reviews(200), 5u);
+  EXPECT_EQ(server.connections(), 1u);
+}
+
+TEST(ServerTest, SelectsHttp11WhenApiServerOffersH2First) {
+  TestServer server;
+  TlsClient client(server.port());
+  // What the API server offers to loopback URLs.
+  static const unsigned char kProtos[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  ASSERT_EQ(SSL_set_alpn_protos(client.native(), kProtos, sizeof(kProtos)), 0);
+  client.handshake();
+  const unsigned char* selected = nullptr;
+  unsigned int length = 0;
+  SSL_get0_alpn_selected(client.native(), &selected, &length);
+  ASSERT_EQ(std::string(reinterpret_cast<const char*>(selected), length), "http/1.1");
+  EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+}
+
+TEST(ServerTest, RefusesTls11) {
+  TestServer server;
+  TlsClient client(server.port(), [](ssl::context& ctx) {
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_1_VERSION);
+    SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_1_VERSION);
+    SSL_CTX_set_security_level(ctx.native_handle(), 0);
+  });
+  EXPECT_TRUE(client.try_handshake());
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, RefusesNonAeadTls12Cipher) {
+  TestServer server;
+  TlsClient client(server.port(), [](ssl::context& ctx) {
+    SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    SSL_CTX_set_cipher_list(ctx.native_handle(), "ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA");
+  });
+  EXPECT_TRUE(client.try_handshake());
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, NegotiatesTls13ByDefault) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  EXPECT_EQ(SSL_version(client.native()), TLS1_3_VERSION);
+}
+
+TEST(ServerTest, NotJsonIs400WithJsonError) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  const auto response = client.post("/validate", "this is not json");
+  EXPECT_EQ(response.result_int(), 400);
+  const auto doc = parse_json(response.body());
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_TRUE(doc["error"].IsString());
+  EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200)
+      << "the same connection stays usable after a 400";
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, JsonThatIsNotAReviewIs400) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  for (const char* body : {R"({"kind":"Pod"})", "[1,2,3]", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+                           R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})"}) {
+    const auto response = client.post("/validate", body);
+    EXPECT_EQ(response.result_int(), 400) << body;
+    EXPECT_TRUE(parse_json(response.body()).IsObject()) << body;
+  }
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, ReadableUidWithBrokenObjectIs200WithErrorAnnotation) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  const std::string body = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",
+    "kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"ml",
+    "object":{"metadata":{"name":"p"},"spec":{"containers":{"name":"not-a-list"}}}}})";
+  const auto response = client.post("/validate", body);
+  ASSERT_EQ(response.result_int(), 200);
+  const auto doc = parse_json(response.body());
+  EXPECT_STREQ(doc["response"]["uid"].GetString(), "u-1");
+  EXPECT_TRUE(doc["response"]["allowed"].GetBool());
+  EXPECT_FALSE(doc["response"].HasMember("warnings"));
+  const std::string error = doc["response"]["auditAnnotations"]["error"].GetString();
+  EXPECT_NE(error.find("spec.containers"), std::string::npos) << error;
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, OversizedBodyIs413AndConnectionCloses) {
+  ServerOptions options;
+  options.body_limit = 64 * 1024;
+  TestServer server(options);
+  TlsClient client(server.port());
+  client.handshake();
+  const auto response = client.post("/validate", std::string(200 * 1024, 'x'));
+  EXPECT_EQ(response.result_int(), 413);
+  EXPECT_TRUE(parse_json(response.body()).IsObject());
+  EXPECT_FALSE(response.keep_alive());
+  EXPECT_EQ(server.metrics().reviews(413), 1u);
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, DeclaredOversizedBodyIs413BeforeItIsSent) {
+  ServerOptions options;
+  options.body_limit = 64 * 1024;
+  TestServer server(options);
+  TlsClient client(server.port());
+  client.handshake();
+  // Only the header: the server must not wait for 1 GB it will refuse anyway.
+  client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Content-Length: 1073741824\r\n\r\n");
+  EXPECT_EQ(client.read_response().result_int(), 413);
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, WrongMethodIs405) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  http::request<http::string_body> request{http::verb::get, "/validate", 11};
+  const auto response = client.send(std::move(request));
+  EXPECT_EQ(response.result_int(), 405);
+  EXPECT_EQ(response[http::field::allow], "POST");
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, UnknownPathIs404) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  const auto response = client.post("/mutate", read_fixture("gpu-pod-gaps.json"));
+  EXPECT_EQ(response.result_int(), 404);
+  EXPECT_TRUE(parse_json(response.body()).IsObject());
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, OversizedHeaderIs431) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  http::request<http::string_body> request{http::verb::post, "/validate", 11};
+  request.set("X-Padding", std::string(20 * 1024, 'a'));
+  request.body() = "{}";
+  const auto response = client.send(std::move(request));
+  EXPECT_EQ(response.result_int(), 431);
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, MalformedHttpIs400) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  client.write_raw("THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(client.read_response().result_int(), 400);
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, SurvivesPlaintextOnTheTlsPort) {
+  TestServer server;
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server.port()));
+  net::write(socket, net::buffer(std::string("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")));
+  char buffer[512];
+  beast::error_code ec;
+  socket.read_some(net::buffer(buffer), ec);  // an alert or a close, never a hang
+  socket.close();
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, SurvivesClientThatDisconnectsMidBody) {
+  TestServer server;
+  {
+    TlsClient client(server.port());
+    client.handshake();
+    client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{\"apiVersion\":");
+  }  // closed without the rest
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, ClosesIdleConnectionAfterIdleTimeout) {
+  ServerOptions options;
+  options.idle_timeout = std::chrono::milliseconds(300);
+  TestServer server(options);
+  TlsClient client(server.port());
+  client.handshake();
+  EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_TRUE(client.closed_by_peer());  // blocks until the server closes (bounded: 10 s client timeout)
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, SlowHeaderIsCutOffByHeaderTimeout) {
+  ServerOptions options;
+  options.header_timeout = std::chrono::milliseconds(300);
+  TestServer server(options);
+  TlsClient client(server.port());
+  client.handshake();
+  client.write_raw("POST /validate HTTP/1.1\r\n");  // and never the rest
+  EXPECT_TRUE(client.closed_by_peer());
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, ServesManyConcurrentClients) {
+  TestServer server;
+  constexpr int kClients = 8, kRequests = 25;
+  std::vector<std::future<int>> results;
+  for (int c = 0; c < kClients; ++c) {
+    results.push_back(std::async(std::launch::async, [&] {
+      TlsClient client(server.port());
+      client.handshake();
+      int ok = 0;
+      for (int i = 0; i < kRequests; ++i) ok += client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int() == 200;
+      return ok;
+    }));
+  }
+  int ok = 0;
+  for (auto& r : results) ok += r.get();
+  EXPECT_EQ(ok, kClients * kRequests);
+  EXPECT_EQ(server.metrics().reviews(200), static_cast<std::uint64_t>(kClients * kRequests));
+}
+
+TEST(ServerTest, ShutdownClosesIdleConnectionsAndDrainsQuickly) {
+  auto server = std::make_unique<TestServer>();
+  TlsClient idle(server->port());
+  idle.handshake();
+  EXPECT_EQ(idle.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  const auto started = std::chrono::steady_clock::now();
+  server->stop(std::chrono::seconds(20));
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(server->connections(), 0u);
+  // Idle connections are closed at once rather than waited for (bound far below 20 s).
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_TRUE(idle.closed_by_peer());
+}
+
+TEST(ServerTest, ShutdownLetsARequestInProgressFinish) {
+  auto server = std::make_unique<TestServer>();
+  TlsClient client(server->port());
+  client.handshake();
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  // Send the header and half the body, start the shutdown, then finish the request.
+  client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto stopped = std::async(std::launch::async, [&] { server->stop(std::chrono::seconds(10)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  client.write_raw(body.substr(body.size() / 2));
+  const auto response = client.read_response();
+  EXPECT_EQ(response.result_int(), 200);
+  EXPECT_FALSE(response.keep_alive()) << "a draining server closes after answering";
+  stopped.get();
+  EXPECT_EQ(server->connections(), 0u);
+}
+
+std::pair<int, std::string> health_get(unsigned short port, const std::string& target) {
+  net::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  stream.expires_after(std::chrono::seconds(10));
+  stream.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  http::request<http::empty_body> request{http::verb::get, target, 11};
+  request.set(http::field::host, "127.0.0.1");
+  http::write(stream, request);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
+  return {response.result_int(), response.body()};
+}
+
+TEST(ServerTest, HealthEndpointsAnswer) {
+  TestServer server;
+  EXPECT_EQ(health_get(server.health_port(), "/healthz").first, 200);
+  EXPECT_EQ(health_get(server.health_port(), "/readyz").first, 200);
+  expect_still_serving(server.port());
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(metrics.find("kubegap_reviews_total{code=\"200\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_review_duration_seconds_count 1"), std::string::npos);
+  EXPECT_NE(metrics.find("kubegap_findings_total{check=\"checkpoint-volume\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("kubegap_in_flight_requests 0"), std::string::npos);
+  EXPECT_NE(metrics.find("kubegap_build_info{version="), std::string::npos);
+  EXPECT_EQ(health_get(server.health_port(), "/nope").first, 404);
+}
+
+}  // namespace
+}  // namespace kubegap

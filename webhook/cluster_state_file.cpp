@@ -17,16 +17,20 @@ struct Collector {
   std::vector<NodeInfo> nodes;
   std::string source;
 
-  void add(const rapidjson::Value& object, int line) {
+  // implied_kind: the item kind of the enclosing typed list ("PodDisruptionBudget" in a
+  // PodDisruptionBudgetList), whose items the API server sends without a kind.
+  void add(const rapidjson::Value& object, int line, std::string_view implied_kind = {}) {
     if (!object.IsObject()) {
       throw ConfigError(source + ":" + std::to_string(line) + ": expected a Kubernetes object");
     }
-    const std::string_view kind = string_member(object, "kind");
+    std::string_view kind = string_member(object, "kind");
+    if (kind.empty()) kind = implied_kind;
     JsonReader reader;
     const JsonPath root{nullptr, kind};
-    if (kind.size() > 4 && kind.substr(kind.size() - 4) == "List") {
+    if (kind.ends_with("List")) {  // `List` (kubectl get -o yaml) or a typed `<Kind>List`
+      const std::string_view item_kind = kind.substr(0, kind.size() - 4);
       reader.each(JsonReader::member(&object, "items"), JsonPath{&root, "items"},
-                  [&](const rapidjson::Value& item, const JsonPath&) { add(item, line); });
+                  [&](const rapidjson::Value& item, const JsonPath&) { add(item, line, item_kind); });
     } else if (kind == "PodDisruptionBudget") {
       budgets.push_back(decode_disruption_budget(reader, object, root));
     } else if (kind == "Node") {

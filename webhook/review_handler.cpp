@@ -59,7 +59,10 @@ AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<
 
 AdmissionResponse error_response(std::string_view reason) {
   AdmissionResponse response;
-  response.audit_annotations.emplace("error", sanitize_text("not evaluated: " + std::string(reason)));
+  // Bounded like every other annotation value: the reason can quote a hostile member name.
+  response.audit_annotations.emplace(
+      "error", truncate_runes(sanitize_text("not evaluated: " + std::string(reason)),
+                              kMaxAnnotationValueBytes / 4));
   return response;
 }
 

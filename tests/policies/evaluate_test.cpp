@@ -140,7 +140,7 @@ TEST_P(Classification, Rule) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Evaluate, Classification, ::testing::ValuesIn(kClassRows),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& param_info) { return param_info.param.name; });
 
 TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
   // Pinned to a zone, no volume, no PDB: still nothing, because it is not a training pod.

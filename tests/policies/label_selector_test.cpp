@@ -93,7 +93,7 @@ TEST_P(LabelSelectorTable, Rule) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LabelSelector, LabelSelectorTable, ::testing::ValuesIn(kRows),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& param_info) { return param_info.param.name; });
 
 TEST(LabelSelector, SingleExpressionSelectorAgreesWithRequirementMatches) {
   // selects() with one expression and no matchLabels must be exactly requirement_matches().

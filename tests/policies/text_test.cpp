@@ -100,7 +100,7 @@ TEST_P(Sanitize, Rule) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Text, Sanitize, ::testing::ValuesIn(kSanitizeRows),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& param_info) { return param_info.param.name; });
 
 TEST(Text, InvalidUtf8FormsBecomeOnlyQuestionMarks) {
   // Overlong '/', a UTF-16 surrogate, a code point above U+10FFFF, an overlong NUL, and

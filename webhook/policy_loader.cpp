@@ -38,8 +38,10 @@ class PolicyParser {
         if (value.Scalar() != "Policy") fail(value, key, "expected Policy");
       } else if (key == "enabledChecks") {
         policy.enabled_checks = strings(value, key);
-        for (const auto& id : policy.enabled_checks) {
-          if (find_check(id) == nullptr) fail(value, key, "unknown check \"" + id + "\"" + known_checks());
+        for (const auto& item : value) {
+          if (find_check(item.Scalar()) == nullptr) {
+            fail(item, key, "unknown check \"" + item.Scalar() + "\"" + known_checks());
+          }
         }
       } else if (key == "acceleratorResources") {
         policy.accelerator_resources = strings(value, key);

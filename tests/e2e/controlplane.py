@@ -1,0 +1,358 @@
+"""A real control plane for end-to-end tests: etcd, kube-apiserver and the webhook as
+plain processes on free loopback ports, envtest style (see tests/e2e/NOTES.md).
+
+    with ControlPlane(bin_dir, webhook_binary, source_dir) as cp:
+        cp.kubectl("apply", "-f", "pod.yaml")       # -> CompletedProcess
+        cp.audit_events()                           # parsed audit log
+
+Every process it starts is stopped when the `with` block ends, also on failure, on
+Ctrl-C and on SIGTERM.
+"""
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import ssl
+
+WEBHOOK_NAME = "kubegap.kubegap.io"
+ADMIN_TOKEN = "kubegap-e2e-admin-token"
+
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+"""
+
+
+def free_port():
+    """A port nothing listens on now (bind port 0, read it, release it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log(message):
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+class ControlPlane:
+    def __init__(self, bin_dir, webhook_binary, source_dir, keep=False):
+        self.bin_dir = bin_dir
+        self.webhook_binary = webhook_binary
+        self.source_dir = source_dir
+        self.keep = keep
+        self.dir = tempfile.mkdtemp(prefix="kubegap-e2e-")
+        self.processes = {}
+        self.webhook_port = None
+        self.webhook_health_port = None
+        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+        self.audit_log = os.path.join(self.dir, "audit.log")
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    def __enter__(self):
+        self._old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self._start_etcd()
+            self._start_apiserver()
+            self._write_kubeconfig()
+            self._make_webhook_certs()
+            self.start_webhook()
+            self.register_webhook()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _on_signal(self, signum, frame):
+        log(f"signal {signum}: stopping every process")
+        self.stop()
+        sys.exit(128 + signum)
+
+    def stop(self):
+        for name in list(self.processes)[::-1]:
+            self._stop_process(name)
+        if hasattr(self, "_old_handlers"):
+            for s, h in self._old_handlers.items():
+                signal.signal(s, h)
+        if not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _spawn(self, name, args):
+        out = open(os.path.join(self.dir, f"{name}.log"), "ab")
+        # A new session: a Ctrl-C in the terminal reaches us, and we stop the children.
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes[name] = proc
+        return proc
+
+    def _stop_process(self, name, sig=signal.SIGTERM, timeout=20):
+        proc = self.processes.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return None
+        proc.send_signal(sig)
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+
+    def process_log(self, name):
+        with open(os.path.join(self.dir, f"{name}.log"), errors="replace") as f:
+            return f.read()
+
+    def _wait(self, what, predicate, timeout, process=None):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process is not None and self.processes[process].poll() is not None:
+                raise RuntimeError(f"{process} exited while waiting for {what}:\n{self.process_log(process)[-4000:]}")
+            with contextlib.suppress(Exception):
+                if predicate():
+                    return
+            time.sleep(0.2)
+        tail = self.process_log(process)[-4000:] if process else ""
+        raise TimeoutError(f"timed out after {timeout} s waiting for {what}\n{tail}")
+
+    # --- etcd and kube-apiserver -----------------------------------------------------
+
+    def _start_etcd(self):
+        self.etcd_port = free_port()
+        url = f"http://127.0.0.1:{self.etcd_port}"
+        self._spawn("etcd", [
+            os.path.join(self.bin_dir, "etcd"),
+            "--data-dir", os.path.join(self.dir, "etcd"),
+            "--listen-client-urls", url, "--advertise-client-urls", url,
+            "--listen-peer-urls", "http://127.0.0.1:0",
+            "--unsafe-no-fsync",
+        ])
+
+        def healthy():
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+                return json.load(r).get("health") == "true"
+
+        self._wait("etcd", healthy, 60, "etcd")
+        log(f"etcd ready on {url}")
+
+    def _start_apiserver(self):
+        self.apiserver_port = free_port()
+        cert_dir = os.path.join(self.dir, "apiserver-certs")
+        os.makedirs(cert_dir)
+        sa_key = os.path.join(self.dir, "sa.key")
+        subprocess.run(["openssl", "genrsa", "-out", sa_key, "2048"], check=True, capture_output=True)
+        tokens = os.path.join(self.dir, "tokens.csv")
+        with open(tokens, "w") as f:
+            f.write(f'{ADMIN_TOKEN},admin,admin-uid,"system:masters"\n')
+        audit_policy = os.path.join(self.dir, "audit-policy.yaml")
+        with open(audit_policy, "w") as f:
+            f.write(AUDIT_POLICY)
+        self.apiserver_args = [
+            os.path.join(self.bin_dir, "kube-apiserver"),
+            f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+            f"--cert-dir={cert_dir}",
+            f"--secure-port={self.apiserver_port}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--authorization-mode=RBAC",
+            f"--token-auth-file={tokens}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-account-key-file={sa_key}",
+            f"--service-account-signing-key-file={sa_key}",
+            "--disable-admission-plugins=ServiceAccount",
+            f"--audit-policy-file={audit_policy}",
+            f"--audit-log-path={self.audit_log}",
+            "--audit-log-mode=blocking",
+        ]
+        self._spawn("kube-apiserver", self.apiserver_args)
+        self._wait("kube-apiserver /readyz", lambda: self._get(f"/readyz") == "ok", 180, "kube-apiserver")
+        log(f"kube-apiserver ready on https://127.0.0.1:{self.apiserver_port}")
+
+    def restart_apiserver(self):
+        self._stop_process("kube-apiserver")
+        self._spawn("kube-apiserver", self.apiserver_args)
+        self._wait("kube-apiserver /readyz", lambda: self._get(f"/readyz") == "ok", 180, "kube-apiserver")
+
+    def _get(self, path):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        request = urllib.request.Request(f"https://127.0.0.1:{self.apiserver_port}{path}",
+                                         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        with urllib.request.urlopen(request, context=context, timeout=5) as r:
+            return r.read().decode()
+
+    def _write_kubeconfig(self):
+        # The API server's serving certificate is self-signed in --cert-dir; trust it.
+        ca = os.path.join(self.dir, "apiserver-certs", "apiserver.crt")
+        with open(ca, "rb") as f:
+            ca_data = base64.b64encode(f.read()).decode()
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
+            "clusters": [{"name": "e2e", "cluster": {
+                "server": f"https://127.0.0.1:{self.apiserver_port}",
+                "certificate-authority-data": ca_data}}],
+            "users": [{"name": "admin", "user": {"token": ADMIN_TOKEN}}],
+            "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "admin"}}],
+        }
+        with open(self.kubeconfig, "w") as f:
+            json.dump(config, f)
+        # kube-apiserver signs its self-signed certificate for its bind and advertise
+        # addresses; if that ever stops matching, fall back to skipping verification.
+        if self.kubectl("get", "--raw", "/readyz", check=False).returncode != 0:
+            config["clusters"][0]["cluster"].pop("certificate-authority-data")
+            config["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+            with open(self.kubeconfig, "w") as f:
+                json.dump(config, f)
+
+    def kubectl(self, *args, input=None, check=True, timeout=60):
+        result = subprocess.run([os.path.join(self.bin_dir, "kubectl"), "--kubeconfig", self.kubeconfig, *args],
+                                input=input, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        return result
+
+    # --- the webhook -----------------------------------------------------------------
+
+    def _make_webhook_certs(self):
+        self.webhook_certs = os.path.join(self.dir, "webhook-certs")
+        subprocess.run([os.path.join(self.source_dir, "certs", "gen-certs.sh"), "--out", self.webhook_certs],
+                       check=True, capture_output=True)
+        with open(os.path.join(self.webhook_certs, "ca.crt"), "rb") as f:
+            self.ca_bundle = base64.b64encode(f.read()).decode()
+
+    def start_webhook(self, extra_args=()):
+        """Starts the webhook; on a restart it takes the same port again."""
+        listen = f"127.0.0.1:{self.webhook_port or 0}"
+        self._spawn("webhook", [
+            self.webhook_binary, "serve",
+            "--tls-cert", os.path.join(self.webhook_certs, "tls.crt"),
+            "--tls-key", os.path.join(self.webhook_certs, "tls.key"),
+            "--listen", listen, "--health-listen", "127.0.0.1:0",
+            "--log-format", "json", "--threads", "2", *extra_args,
+        ])
+        start = len(self.process_log("webhook"))
+
+        def serving():
+            for line in self.process_log("webhook")[start:].splitlines():
+                entry = json.loads(line)
+                if entry.get("msg") == "serving":
+                    self.webhook_port = int(entry["listen"].rsplit(":", 1)[1])
+                    self.webhook_health_port = int(entry["health_listen"].rsplit(":", 1)[1])
+                    return True
+            return False
+
+        self._wait("webhook to serve", serving, 30, "webhook")
+        log(f"webhook serving on 127.0.0.1:{self.webhook_port}")
+
+    def stop_webhook(self):
+        return self._stop_process("webhook")
+
+    def webhook_metrics(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.webhook_health_port}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def register_webhook(self, resources=None):
+        config = {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "kubegap-webhook"},
+            "webhooks": [{
+                "name": WEBHOOK_NAME,
+                "clientConfig": {"url": f"https://127.0.0.1:{self.webhook_port}/validate",
+                                 "caBundle": self.ca_bundle},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                           "resources": ["pods"], "scope": "Namespaced"}],
+                "failurePolicy": "Ignore",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 5,
+                "namespaceSelector": {"matchExpressions": [{
+                    "key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                    "values": ["kube-system", "kubegap-system"]}]},
+            }],
+        }
+        self.kubectl("apply", "-f", "-", input=json.dumps(config))
+        self.kubectl("create", "namespace", "kubegap-canary", check=False)
+        canary = {"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "canary", "namespace": "kubegap-canary"},
+                  "spec": {"containers": [{"name": "c", "image": "busybox",
+                                           "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+        # The API server picks the configuration up through an informer: wait until a
+        # dry-run create of a GPU pod comes back with our warnings.
+        def in_use():
+            r = self.kubectl("apply", "--dry-run=server", "-f", "-", input=json.dumps(canary), check=False)
+            return "kubegap/" in r.stderr
+
+        self._wait("the API server to call the webhook", in_use, 60)
+        log("the API server calls the webhook")
+
+    # --- audit log -------------------------------------------------------------------
+
+    def audit_events(self):
+        events = []
+        with open(self.audit_log) as f:
+            for line in f:
+                with contextlib.suppress(json.JSONDecodeError):
+                    events.append(json.loads(line))
+        return events
+
+    def pod_create_events(self, namespace, name=None):
+        """ResponseComplete audit events of Pod creates in `namespace` (and `name`)."""
+        out = []
+        for e in self.audit_events():
+            ref = e.get("objectRef", {})
+            if (e.get("stage") == "ResponseComplete" and e.get("verb") == "create"
+                    and ref.get("resource") == "pods" and not ref.get("subresource")
+                    and ref.get("namespace") == namespace and (name is None or ref.get("name") == name)):
+                out.append(e)
+        return out
+
+
+def demo(bin_dir, webhook_binary, source_dir):
+    """`./dev demo`: a local control plane with the webhook, until Ctrl-C."""
+    with ControlPlane(bin_dir, webhook_binary, source_dir) as cp:
+        examples = os.path.join(source_dir, "manifests", "examples")
+        kubectl = os.path.join(bin_dir, "kubectl")
+        print(f"""
+A local kube-apiserver (https://127.0.0.1:{cp.apiserver_port}) is calling kubegap-webhook
+(https://127.0.0.1:{cp.webhook_port}/validate, metrics http://127.0.0.1:{cp.webhook_health_port}/metrics).
+No scheduler or kubelet runs: pods are stored, never started.
+
+  export KUBECONFIG={cp.kubeconfig}
+  alias kubectl={kubectl}
+  kubectl apply -f {examples}/training-pod-gaps.yaml     # prints the kubegap warnings
+  kubectl apply -f {examples}/training-pod-good.yaml     # prints none
+  kubectl apply --dry-run=server -f {examples}/training-pod-gaps.yaml
+
+The audit log ({cp.audit_log}) holds the annotations:
+
+  jq -c 'select(.objectRef.resource=="pods" and .verb=="create") | {{pod: .objectRef.name, annotations}}' {cp.audit_log}
+
+Ctrl-C stops everything.
+""", flush=True)
+        try:
+            while all(p.poll() is None for p in cp.processes.values()):
+                time.sleep(1)
+            log("a process of the control plane exited; stopping")
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5 or sys.argv[1] != "demo":
+        sys.exit("usage: controlplane.py demo BIN_DIR WEBHOOK_BINARY SOURCE_DIR")
+    demo(*sys.argv[2:])

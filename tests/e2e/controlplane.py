@@ -93,9 +93,9 @@ class ControlPlane:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def _spawn(self, name, args):
-        out = open(os.path.join(self.dir, f"{name}.log"), "ab")
         # A new session: a Ctrl-C in the terminal reaches us, and we stop the children.
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(os.path.join(self.dir, f"{name}.log"), "ab") as out:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self.processes[name] = proc
         return proc
 

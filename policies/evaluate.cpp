@@ -39,26 +39,46 @@ struct PartResult {
   Gap gap;
 };
 
-// merge: one Finding for a check from the gaps of every part. A real gap in any part
-// outranks an exemption, which outranks "not evaluated".
-Finding merge(const CheckDefinition& check, std::vector<PartResult>& results) {
-  const auto rank = [](Outcome o) {
-    return o == Outcome::kFinding ? 0 : o == Outcome::kExempt ? 1 : 2;
-  };
-  const Outcome outcome =
-      std::min_element(results.begin(), results.end(), [&](const auto& a, const auto& b) {
-        return rank(a.gap.outcome) < rank(b.gap.outcome);
-      })->gap.outcome;
-  Finding finding{std::string(check.id), outcome, "", "", check.cases, {}};
+// kMaxWarningsPerCheck: parts that fail a check in different ways get their own
+// warnings, up to this many; the rest are summarised in the last one. All warnings of a
+// request share the API server's 4096-rune budget with every other webhook.
+constexpr std::size_t kMaxWarningsPerCheck = 2;
+
+// group: one Finding per distinct (outcome, message) among the parts, in part order, so
+// the same gap in several parts is one finding that lists them.
+void group(const CheckDefinition& check, std::vector<PartResult>& results,
+           std::vector<Finding>& out) {
+  const std::size_t first = out.size();
   for (auto& result : results) {
-    if (result.gap.outcome != outcome) continue;
-    if (finding.message.empty()) {
-      finding.message = std::move(result.gap.message);
-      finding.reason = std::move(result.gap.reason);
+    auto same = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [&](const Finding& f) {
+      return f.outcome == result.gap.outcome && f.message == result.gap.message;
+    });
+    if (same == out.end()) {
+      out.push_back(Finding{std::string(check.id), result.gap.outcome, std::move(result.gap.message),
+                            std::move(result.gap.reason), check.cases, {}});
+      same = out.end() - 1;
     }
-    if (!result.pod->part.empty()) finding.parts.push_back(result.pod->part);
+    if (!result.pod->part.empty()) same->parts.push_back(result.pod->part);
   }
-  return finding;
+  // Past the cap, fold the remaining gaps into one summary finding.
+  std::vector<Finding> gaps;
+  std::vector<Finding> others;
+  for (auto it = out.begin() + static_cast<std::ptrdiff_t>(first); it != out.end(); ++it) {
+    (it->outcome == Outcome::kFinding ? gaps : others).push_back(std::move(*it));
+  }
+  out.resize(first);
+  if (gaps.size() > kMaxWarningsPerCheck) {
+    Finding summary{std::string(check.id), Outcome::kFinding, std::string(check.summary),
+                    "", check.cases, {}};
+    for (auto it = gaps.begin() + kMaxWarningsPerCheck - 1; it != gaps.end(); ++it) {
+      summary.parts.insert(summary.parts.end(), it->parts.begin(), it->parts.end());
+      summary.reason += (summary.reason.empty() ? "" : "; ") + it->reason;
+    }
+    gaps.resize(kMaxWarningsPerCheck - 1);
+    gaps.push_back(std::move(summary));
+  }
+  for (auto& f : gaps) out.push_back(std::move(f));
+  for (auto& f : others) out.push_back(std::move(f));
 }
 
 }  // namespace
@@ -94,7 +114,7 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
       }
       results.push_back({pod, std::move(*gap)});
     }
-    if (!results.empty()) findings.push_back(merge(check, results));
+    group(check, results, findings);
   }
   return findings;
 }

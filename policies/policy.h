@@ -4,9 +4,43 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kubegap {
+
+// PodTemplateLocation: where a workload kind keeps one kind of pod template.
+//
+// `path` is dot-separated from the object's root; a segment `name[key]` walks every
+// element of the array `name`, labelled by the element's string member `key`; a segment
+// `*` walks every member of an object, labelled by the member's name. An empty path is
+// the object itself (a Pod). `part` names the template in warnings, with `{}` replaced by
+// the label ("replica {}" -> "replica Worker").
+struct PodTemplateLocation {
+  std::string path;
+  std::string part;
+  // Labels the controller adds to the pods of this part (besides the kind's own).
+  std::vector<std::pair<std::string, std::string>> pod_labels;
+
+  bool operator==(const PodTemplateLocation&) const = default;
+};
+
+// WorkloadKind: an object kind whose pod templates are evaluated (a row of the table).
+struct WorkloadKind {
+  std::string group;  // API group, "" for core
+  std::string kind;
+  // A training workload kind: every pod template in it is a training pod.
+  bool training = false;
+  std::vector<std::string> operations = {"CREATE", "UPDATE"};
+  std::vector<PodTemplateLocation> templates;
+  // Labels the controller adds to every pod it creates, so a PodDisruptionBudget that
+  // selects them is found. Values may use {name} (the object's name), {} (the part's
+  // label) and {lower} (the part's label in lower case); a label whose value needs a
+  // name the object does not have yet (generateName) is left out.
+  std::vector<std::pair<std::string, std::string>> pod_labels;
+
+  bool operator==(const WorkloadKind&) const = default;
+};
 
 struct Policy {
   // Check ids that run. A disabled check produces nothing, not even an annotation.
@@ -28,10 +62,17 @@ struct Policy {
   std::vector<std::string> excluded_namespaces;
   // Substrings of a mount path that suggest it holds checkpoints.
   std::vector<std::string> checkpoint_path_hints;
+  // The kinds whose pods or pod templates are evaluated. Pod is one of them.
+  std::vector<WorkloadKind> workload_kinds;
 
   bool check_enabled(const std::string& check_id) const;
   bool namespace_excluded(const std::string& namespace_name) const;
+  // workload_kind: the row for this group and kind, or nullptr.
+  const WorkloadKind* workload_kind(const std::string& group, const std::string& kind) const;
 };
+
+// default_workload_kinds: Pod and the workload kinds people apply for training.
+std::vector<WorkloadKind> default_workload_kinds();
 
 // default_policy: the compiled-in defaults (policies/default-policy.yaml documents them).
 const Policy& default_policy();

@@ -46,6 +46,15 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
+// describe_parts: "a, b, c" or, past three, "a, b, c and 5 more parts", so a workload
+// with many parts cannot push the message out of the warning.
+std::string describe_parts(const std::vector<std::string>& parts) {
+  constexpr std::size_t kListed = 3;
+  if (parts.size() <= kListed) return join(parts, ", ");
+  const std::vector<std::string> listed(parts.begin(), parts.begin() + kListed);
+  return join(listed, ", ") + " and " + std::to_string(parts.size() - kListed) + " more parts";
+}
+
 }  // namespace
 
 std::string sanitize_text(std::string_view text) {
@@ -92,7 +101,7 @@ std::string format_warning(const Finding& finding) {
   const std::string prefix = "kubegap/" + finding.check + ": ";
   const std::string suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
   std::string body = finding.message;
-  if (!finding.parts.empty()) body = join(finding.parts, ", ") + ": " + body;
+  if (!finding.parts.empty()) body = describe_parts(finding.parts) + ": " + body;
   const std::size_t fixed = rune_count(prefix) + rune_count(suffix);
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
   return sanitize_text(prefix + truncate_runes(sanitize_text(body), room) + suffix);
@@ -103,17 +112,26 @@ std::string format_annotation(const Finding& finding) {
   switch (finding.outcome) {
     case Outcome::kFinding:
       value = finding.reason;
-      if (!finding.parts.empty()) value += " (in " + join(finding.parts, ", ") + ")";
+      if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
       value += "; cases: " + join(finding.cases, ", ");
       break;
     case Outcome::kExempt:
       value = "exempt: " + finding.reason;
+      if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
       break;
     case Outcome::kNotEvaluated:
       value = "not evaluated: " + finding.reason;
       break;
   }
   return truncate_runes(sanitize_text(value), kMaxAnnotationValueBytes / 4);
+}
+
+std::string format_annotation(std::span<const Finding> same_check) {
+  std::string value;
+  for (const auto& finding : same_check) {
+    value += (value.empty() ? "" : " | ") + format_annotation(finding);
+  }
+  return truncate_runes(value, kMaxAnnotationValueBytes / 4);
 }
 
 }  // namespace kubegap

@@ -3,6 +3,7 @@
 // and audit annotation values. Pure string work, no JSON.
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,5 +31,9 @@ std::string format_warning(const Finding& finding);
 // format_annotation: the audit annotation value: "<reason>; cases: a, b" for a finding,
 // "exempt: <reason>" or "not evaluated: <reason>" otherwise.
 std::string format_annotation(const Finding& finding);
+
+// format_annotation (several): the findings of one check (parts that fail it in
+// different ways), one audit annotation value joined by " | ".
+std::string format_annotation(std::span<const Finding> same_check);
 
 }  // namespace kubegap

@@ -3,6 +3,9 @@
 #include <sstream>
 
 #include "policies/checks.h"
+#include "webhook/pod_template_locator.h"
+
+#include <algorithm>
 
 namespace kubegap {
 namespace {
@@ -55,19 +58,112 @@ class PolicyParser {
         policy.excluded_namespaces = strings(value, key);
       } else if (key == "checkpointPathHints") {
         policy.checkpoint_path_hints = strings(value, key);
+      } else if (key == "workloadKinds") {
+        merge_workload_kinds(value, policy.workload_kinds);
       } else if (key == "healthTolerationSecondsBound") {
         policy.health_toleration_seconds_bound = positive_integer(value, key);
       } else {
         fail(entry.first, key,
              "unknown key (known: apiVersion, kind, enabledChecks, acceleratorResources, "
              "frameworkLabels, durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, "
-             "excludedNamespaces, checkpointPathHints)");
+             "excludedNamespaces, checkpointPathHints, workloadKinds)");
       }
     }
     return policy;
   }
 
  private:
+  bool boolean(const YAML::Node& value, const std::string& key) const {
+    bool out = false;
+    if (!value.IsScalar() || !YAML::convert<bool>::decode(value, out)) fail(value, key, "expected true or false");
+    return out;
+  }
+
+  std::string scalar(const YAML::Node& value, const std::string& key, bool allow_empty = false) const {
+    if (!value.IsScalar() || (!allow_empty && value.Scalar().empty())) fail(value, key, "expected a non-empty string");
+    return value.Scalar();
+  }
+
+  std::vector<std::pair<std::string, std::string>> label_patterns(const YAML::Node& value,
+                                                                 const std::string& key) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping of label key to value pattern");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& entry : value) out.emplace_back(scalar(entry.first, key), scalar(entry.second, key, true));
+    return out;
+  }
+
+  PodTemplateLocation location(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsMap()) fail(node, key, "expected a mapping with path, part and podLabels");
+    PodTemplateLocation out;
+    for (const auto& entry : node) {
+      const std::string field = key + "." + entry.first.Scalar();
+      if (entry.first.Scalar() == "path") {
+        out.path = scalar(entry.second, field, true);
+        if (const auto problem = validate_template_path(out.path); !problem.empty()) fail(entry.second, field, problem);
+      } else if (entry.first.Scalar() == "part") {
+        out.part = scalar(entry.second, field, true);
+      } else if (entry.first.Scalar() == "podLabels") {
+        out.pod_labels = label_patterns(entry.second, field);
+      } else {
+        fail(entry.first, field, "unknown key (known: path, part, podLabels)");
+      }
+    }
+    return out;
+  }
+
+  // merge_workload_kinds: a row replaces the default row of the same group and kind,
+  // `enabled: false` removes it, and a new group/kind is added: a new CRD needs no code.
+  void merge_workload_kinds(const YAML::Node& value, std::vector<WorkloadKind>& rows) const {
+    const std::string key = "workloadKinds";
+    if (!value.IsSequence()) fail(value, key, "expected a list of workload kinds");
+    for (const auto& node : value) {
+      if (!node.IsMap()) fail(node, key, "expected a mapping (group, kind, training, operations, templates, podLabels, enabled)");
+      WorkloadKind row;
+      row.templates.clear();
+      bool enabled = true, has_kind = false;
+      for (const auto& entry : node) {
+        const std::string name = entry.first.Scalar();
+        const std::string field = key + "." + name;
+        const YAML::Node& v = entry.second;
+        if (name == "group") {
+          row.group = scalar(v, field, true);
+        } else if (name == "kind") {
+          row.kind = scalar(v, field);
+          has_kind = true;
+        } else if (name == "training") {
+          row.training = boolean(v, field);
+        } else if (name == "enabled") {
+          enabled = boolean(v, field);
+        } else if (name == "operations") {
+          row.operations = strings(v, field);
+          for (const auto& item : v) {
+            const auto& op = item.Scalar();
+            if (op != "CREATE" && op != "UPDATE") fail(item, field, "expected CREATE or UPDATE, got \"" + op + "\"");
+          }
+        } else if (name == "templates") {
+          if (!v.IsSequence()) fail(v, field, "expected a list of {path, part, podLabels}");
+          for (const auto& item : v) row.templates.push_back(location(item, field));
+        } else if (name == "podLabels") {
+          row.pod_labels = label_patterns(v, field);
+        } else {
+          fail(entry.first, field, "unknown key (known: group, kind, training, operations, templates, podLabels, enabled)");
+        }
+      }
+      if (!has_kind) fail(node, key, "every entry needs a kind");
+      if (enabled && row.templates.empty()) fail(node, key, "kind " + row.kind + " needs at least one template");
+      const auto same = std::find_if(rows.begin(), rows.end(), [&](const WorkloadKind& w) {
+        return w.group == row.group && w.kind == row.kind;
+      });
+      if (!enabled) {
+        if (same != rows.end()) rows.erase(same);
+      } else if (same != rows.end()) {
+        *same = std::move(row);
+      } else {
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+
   std::int64_t positive_integer(const YAML::Node& value, const std::string& key) const {
     std::int64_t out = 0;
     if (!value.IsScalar() || !YAML::convert<std::int64_t>::decode(value, out) || out <= 0) {

@@ -1,58 +1,41 @@
 #include "webhook/review_handler.h"
 
 #include <algorithm>
-#include <functional>
+#include <span>
 
 #include "policies/evaluate.h"
 #include "policies/text.h"
 #include "webhook/admission_codec.h"
 #include "webhook/object_decoder.h"
+#include "webhook/pod_template_locator.h"
 
 namespace kubegap {
 namespace {
 
-// PodSpecSource: which requests carry pod specs and where they are. One row per kind;
-// workload kinds (Job, PyTorchJob, JobSet, ...) slot in here as rows.
-struct PodSpecSource {
-  std::string_view group;
-  std::string_view kind;
-  std::vector<std::string_view> operations;
-  bool training_kind;
-  std::function<void(JsonReader&, const rapidjson::Value&, const JsonPath&, WorkloadView&)> locate;
-};
-
-void locate_pod(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
-                WorkloadView& out) {
-  out.pods.push_back(decode_pod_template(reader, object, path));
-}
-
-const std::vector<PodSpecSource>& pod_spec_sources() {
-  static const std::vector<PodSpecSource> kSources = {
-      {"", "Pod", {"CREATE"}, false, locate_pod},
-  };
-  return kSources;
-}
-
-const PodSpecSource* find_source(const AdmissionRequest& request) {
-  if (!request.sub_resource.empty()) return nullptr;  // pods/status, pods/binding, ...
-  for (const auto& source : pod_spec_sources()) {
-    if (source.group == request.group && source.kind == request.kind &&
-        std::find(source.operations.begin(), source.operations.end(), request.operation) !=
-            source.operations.end()) {
-      return &source;
-    }
+// workload_row: the policy's row for this request, when its kind and operation are
+// evaluated (subresources such as pods/status never are).
+const WorkloadKind* workload_row(const AdmissionRequest& request, const Policy& policy) {
+  if (!request.sub_resource.empty()) return nullptr;
+  const WorkloadKind* row = policy.workload_kind(request.group, request.kind);
+  if (row == nullptr || std::find(row->operations.begin(), row->operations.end(), request.operation) ==
+                            row->operations.end()) {
+    return nullptr;
   }
-  return nullptr;
+  return row;
 }
 
 AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<std::string>& found) {
   AdmissionResponse response;
-  for (const auto& finding : findings) {
-    if (finding.outcome == Outcome::kFinding) {
-      response.warnings.push_back(format_warning(finding));
-      found.push_back(finding.check);
+  // Findings of one check are adjacent (evaluate's order): one annotation per check.
+  for (auto first = findings.begin(); first != findings.end();) {
+    const auto last = std::find_if(first, findings.end(), [&](const Finding& f) { return f.check != first->check; });
+    for (auto it = first; it != last; ++it) {
+      if (it->outcome != Outcome::kFinding) continue;
+      response.warnings.push_back(format_warning(*it));
+      if (std::find(found.begin(), found.end(), it->check) == found.end()) found.push_back(it->check);
     }
-    response.audit_annotations.emplace(finding.check, format_annotation(finding));
+    response.audit_annotations.emplace(first->check, format_annotation(std::span<const Finding>(&*first, static_cast<std::size_t>(last - first))));
+    first = last;
   }
   return response;
 }
@@ -85,31 +68,30 @@ ReviewResult ReviewHandler::handle(std::string_view body) const {
   result.operation = request.operation;
 
   AdmissionResponse response;
-  const PodSpecSource* source = nullptr;
+  const auto policy = policies_.get();
+  const WorkloadKind* row = nullptr;
   if (decoded.status == DecodedReview::Status::kUnreadableRequest) {
     result.error = decoded.error;
-  } else if ((source = find_source(request)) == nullptr) {
+  } else if ((row = workload_row(request, *policy)) == nullptr) {
     // Not ours to judge: allowed, nothing to say.
   } else if (request.object == nullptr || !request.object->IsObject()) {
     result.error = "request.object is missing or not an object";
   } else {
     JsonReader reader;
     WorkloadView object;
-    object.api_group = std::string(source->group);
-    object.kind = std::string(source->kind);
-    object.training_kind = source->training_kind;
+    object.api_group = row->group;
+    object.kind = row->kind;
+    object.training_kind = row->training;
     const JsonPath object_path{nullptr, "request.object"};
     decode_object_meta(reader, *request.object, object_path, object);
     if (object.namespace_name.empty()) object.namespace_name = request.namespace_name;
     if (result.name.empty()) result.name = object.name;
-    source->locate(reader, *request.object, object_path, object);
+    locate_pod_templates(reader, *request.object, object_path, *row, object);
     if (!reader.ok()) {
       result.error = reader.error();
     } else {
-      const auto policy = policies_.get();
       const auto snapshot = cluster_.snapshot();
-      const auto findings =
-          evaluate(object, snapshot.get(), *policy, cluster_.unavailable_reason());
+      const auto findings = evaluate(object, snapshot.get(), *policy, cluster_.unavailable_reason());
       response = to_response(findings, result.found);
       result.evaluated = true;
     }

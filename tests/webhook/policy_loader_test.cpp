@@ -25,7 +25,8 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 7 * sizeof(std::vector<std::string>) + sizeof(std::int64_t),
+static_assert(sizeof(Policy) == 7 * sizeof(std::vector<std::string>) + sizeof(std::int64_t) +
+                                    sizeof(std::vector<kubegap::WorkloadKind>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
 
 void expect_same_policy(const Policy& actual, const Policy& expected) {
@@ -37,6 +38,11 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.health_toleration_seconds_bound, expected.health_toleration_seconds_bound);
   EXPECT_EQ(actual.excluded_namespaces, expected.excluded_namespaces);
   EXPECT_EQ(actual.checkpoint_path_hints, expected.checkpoint_path_hints);
+  ASSERT_EQ(actual.workload_kinds.size(), expected.workload_kinds.size());
+  for (std::size_t i = 0; i < expected.workload_kinds.size(); ++i) {
+    EXPECT_TRUE(actual.workload_kinds[i] == expected.workload_kinds[i])
+        << "workload kind " << expected.workload_kinds[i].group << "/" << expected.workload_kinds[i].kind;
+  }
 }
 
 const std::string kDefaultPolicyFile = source_path("policies/default-policy.yaml");
@@ -55,7 +61,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "acceleratorResources", "frameworkLabels",
                                          "durableCSIDrivers", "gpuFaultTaints",
                                          "healthTolerationSecondsBound", "excludedNamespaces",
-                                         "checkpointPathHints"}));
+                                         "checkpointPathHints", "workloadKinds"}));
   EXPECT_EQ(root["apiVersion"].Scalar(), "kubegap.io/v1alpha1");
   EXPECT_EQ(root["kind"].Scalar(), "Policy");
 }

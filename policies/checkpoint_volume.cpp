@@ -54,7 +54,7 @@ std::string describe_source(const Volume* volume) {
   if (volume->source == "csi") {
     return "CSI volume \"" + volume->name + "\" (driver " + volume->csi_driver + ")";
   }
-  return volume->source + " volume \"" + volume->name + "\"";
+  return volume->source + " \"" + volume->name + "\"";
 }
 
 std::string_view why_lost(const Volume* volume) {
@@ -80,17 +80,18 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
       if (!looks_like_checkpoints(mount.mount_path, ctx.policy)) continue;
       const Volume* volume = find_volume(pod, mount.name);
       const std::string where = describe_source(volume);
+      // The warning leaves out the container so the same gap in several parts is one
+      // warning; the annotation names it.
       return Gap{Outcome::kFinding,
-                 "container \"" + container.name + "\" keeps checkpoints at " + mount.mount_path +
-                     " on " + where + ", " + std::string(why_lost(volume)) +
-                     ": a restart loses all progress since the last save",
+                 "checkpoints at " + mount.mount_path + " are on " + where + ", " +
+                     std::string(why_lost(volume)) + ": a restart loses all progress since the last save",
                  "checkpoint path " + mount.mount_path + " of container " + container.name +
                      " is on " + where + "; no durable volume mounted"};
     }
   }
   return Gap{Outcome::kFinding,
-             "no container mounts a durable volume (PVC, network or durable CSI) for "
-             "checkpoints: a restart loses all progress since the last save",
+             "no durable volume (PVC, network or durable CSI) for checkpoints: a restart loses "
+             "all progress since the last save",
              "no durable volume mounted by any container"};
 }
 

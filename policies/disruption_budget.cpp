@@ -19,9 +19,8 @@ std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckCo
                   [&](const DisruptionBudget& b) { return selects(b.selector, pod.labels); });
   if (protected_by_budget) return std::nullopt;
   return Gap{Outcome::kFinding,
-             "no PodDisruptionBudget in namespace \"" + ctx.object.namespace_name +
-                 "\" selects this pod: a node drain or scale-down can evict ranks at any time "
-                 "and restart the job",
+             "no PodDisruptionBudget selects these pods: a node drain or scale-down can evict "
+             "ranks at any time and restart the job",
              "no PodDisruptionBudget in namespace " + ctx.object.namespace_name +
                  " selects the pod's labels"};
 }

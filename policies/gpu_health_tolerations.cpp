@@ -85,7 +85,7 @@ std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const Ch
   for (const auto& p : problems) what += (what.empty() ? "" : "; ") + p;
   const std::string bound_text = std::to_string(ctx.policy.health_toleration_seconds_bound);
   return Gap{Outcome::kFinding,
-             what + ": a failed GPU node keeps the job bound to it and it can stall without an error",
+             what + ": a failed GPU node keeps the job bound and it can stall without an error",
              what + " (bound: NoExecute tolerationSeconds < " + bound_text + ")"};
 }
 

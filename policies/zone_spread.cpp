@@ -116,9 +116,9 @@ std::size_t cluster_zone_count(const ClusterSnapshot& cluster) {
 
 constexpr std::string_view kCost = ": if that zone fails the job cannot restart in another zone";
 
-Gap pinned(const std::string& zone, const std::string& how) {
+Gap pinned(const std::string& zone, const std::string& how, const std::string& detail = "") {
   return Gap{Outcome::kFinding, "pinned to zone \"" + zone + "\" by " + how + std::string(kCost),
-             "pinned to zone " + zone + " by " + how};
+             "pinned to zone " + zone + " by " + how + detail};
 }
 
 }  // namespace
@@ -135,7 +135,7 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
   }
   for (const auto key : kZoneKeys) {
     const auto it = pod.node_selector.find(key);
-    if (it != pod.node_selector.end()) return pinned(it->second, "nodeSelector " + it->first);
+    if (it != pod.node_selector.end()) return pinned(it->second, "nodeSelector", " " + it->first);
   }
   if (const auto zone = single_zone_of_affinity(pod.required_node_terms)) {
     return pinned(*zone, "required node affinity");

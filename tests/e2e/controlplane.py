@@ -26,6 +26,26 @@ import ssl
 WEBHOOK_NAME = "kubegap.kubegap.io"
 ADMIN_TOKEN = "kubegap-e2e-admin-token"
 
+# What the webhook is registered for: Pods on CREATE, and the workload kinds of the
+# default policy on CREATE and UPDATE (manifests/ registers the same).
+WEBHOOK_RULES = [
+    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+    {"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["jobs", "cronjobs"]},
+    {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["deployments", "statefulsets", "replicasets", "daemonsets"]},
+    {"apiGroups": ["jobset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["jobsets"]},
+    {"apiGroups": ["kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs"]},
+    {"apiGroups": ["ray.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["rayjobs", "rayclusters"]},
+    {"apiGroups": ["batch.volcano.sh"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["jobs"]},
+    {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["leaderworkersets"]},
+]
+
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -273,8 +293,7 @@ class ControlPlane:
                 "name": WEBHOOK_NAME,
                 "clientConfig": {"url": f"https://127.0.0.1:{self.webhook_port}/validate",
                                  "caBundle": self.ca_bundle},
-                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-                           "resources": ["pods"], "scope": "Namespaced"}],
+                "rules": WEBHOOK_RULES,
                 "failurePolicy": "Ignore",
                 "sideEffects": "None",
                 "admissionReviewVersions": ["v1"],

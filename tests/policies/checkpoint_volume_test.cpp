@@ -34,7 +34,7 @@ PodSpecView config_only_volumes() {
   return pod;
 }
 
-constexpr const char* kGeneric = "no container mounts a durable volume";
+constexpr const char* kGeneric = "no durable volume (PVC, network or durable CSI)";
 constexpr const char* kCost = "a restart loses all progress since the last save";
 
 const std::vector<CheckRow> kRows = {
@@ -59,24 +59,24 @@ const std::vector<CheckRow> kRows = {
     {"NonDurableCsiAtCheckpointPathNamesDriver",
      with_volume(gpu_pod(), csi("scratch", "hostpath.csi.k8s.io"), "/checkpoints"),
      Expect::kFires,
-     {"container \"trainer\" keeps checkpoints at /checkpoints",
+     {"checkpoints at /checkpoints", "container trainer",
       "CSI volume \"scratch\" (driver hostpath.csi.k8s.io)", kCost}},
     {"CsiVolumeWithEmptyDriverFires", with_volume(gpu_pod(), csi("odd", ""), "/data"),
      Expect::kFires, {kGeneric}},
     {"EmptyDirAtCheckpointPathNamesPath",
      with_volume(gpu_pod(), empty_dir("scratch"), "/workspace/checkpoints"), Expect::kFires,
-     {"/workspace/checkpoints", "emptyDir volume \"scratch\"",
+     {"/workspace/checkpoints", "emptyDir \"scratch\"",
       "deleted when the pod leaves its node", kCost},
      {kGeneric}},
     {"HostPathAtCkptPathNamesPathCaseInsensitively",
      with_volume(gpu_pod(), volume("local", "hostPath"), "/mnt/CKPT"), Expect::kFires,
-     {"/mnt/CKPT", "hostPath volume \"local\"", "left behind on one node"}},
+     {"/mnt/CKPT", "hostPath \"local\"", "left behind on one node"}},
     {"GenericEphemeralAtCheckpointPathFires",
      with_volume(gpu_pod(), volume("scratch", "ephemeral"), "/ckpt"), Expect::kFires,
-     {"/ckpt", "ephemeral volume \"scratch\"", "deleted with the pod"}},
+     {"/ckpt", "ephemeral \"scratch\"", "deleted with the pod"}},
     {"EmptyDirAtOrdinaryPathGivesGenericMessage",
      with_volume(gpu_pod(), empty_dir("shm"), "/dev/shm"), Expect::kFires, {kGeneric, kCost},
-     {"keeps checkpoints", "/dev/shm"}},
+     {"checkpoints at", "/dev/shm"}},
     {"NoVolumesFires", gpu_pod(), Expect::kFires, {kGeneric, kCost}},
     {"InitContainerPvcDoesNotCount", init_container_with_pvc(), Expect::kFires, {kGeneric}},
     {"DeclaredButUnmountedPvcDoesNotCount",

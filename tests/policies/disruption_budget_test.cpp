@@ -22,7 +22,7 @@ LabelSelector exprs(std::vector<Requirement> expressions, StringMap match = {}) 
   return LabelSelector{std::move(match), std::move(expressions)};
 }
 
-constexpr const char* kNoBudget = "no PodDisruptionBudget in namespace \"ml\" selects this pod";
+constexpr const char* kNoBudget = "no PodDisruptionBudget in namespace ml selects";
 
 const std::vector<CheckRow> kRows = {
     {"NoClusterViewIsNotEvaluated", labelled_pod(), Expect::kNotEvaluated, {"no cluster view"}},
@@ -46,7 +46,7 @@ const std::vector<CheckRow> kRows = {
      cluster({pdb(LabelSelector{}, "default")})},
     {"BudgetFollowsObjectNamespace",
      labelled_pod(), Expect::kFires,
-     {"no PodDisruptionBudget in namespace \"research\""}, {"\"ml\""},
+     {"no PodDisruptionBudget in namespace research"}, {"namespace ml"},
      cluster({pdb(LabelSelector{}, "ml")}), "research"},
     {"MatchLabelsAndExpressionBothHoldPasses", labelled_pod(), Expect::kPasses, {}, {},
      cluster({pdb(exprs({{"training.kubeflow.org/replica-type", "In", {"worker", "master"}}},

@@ -9,7 +9,7 @@ namespace kgtest {
 namespace {
 
 constexpr const char* kXid = "nvidia.com/gpu-xid-error";
-constexpr const char* kCost = "a failed GPU node keeps the job bound to it";
+constexpr const char* kCost = "a failed GPU node keeps the job bound";
 
 std::vector<Toleration> plus(std::vector<Toleration> base, std::vector<Toleration> more) {
   base.insert(base.end(), more.begin(), more.end());

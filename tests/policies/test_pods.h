@@ -179,7 +179,8 @@ void verify_row(const CheckRow& row, Check check) {
   if (fires) {
     EXPECT_FALSE(gap->message.empty());
   }
-  const std::string& text = fires ? gap->message : gap->reason;
+  // The warning (message) and the audit annotation (reason) together say what and where.
+  const std::string text = fires ? gap->message + " | " + gap->reason : gap->reason;
   for (const auto& part : row.says) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing \"" << part << "\" in: " << text;
   }

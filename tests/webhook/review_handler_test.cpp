@@ -432,8 +432,10 @@ spec: {minAvailable: 1}
                                                     "zone-spread", "gpu-health-tolerations"}));
   const auto warnings = warnings_of(parse_json(result.body));
   ASSERT_EQ(warnings.size(), 4u);
-  EXPECT_NE(warnings[1].find("no PodDisruptionBudget in namespace \"ml-research\""), std::string::npos)
+  EXPECT_EQ(warnings[1].rfind("kubegap/disruption-budget: no PodDisruptionBudget selects these pods", 0), 0u)
       << warnings[1];
+  const std::string annotation = parse_json(result.body)["response"]["auditAnnotations"]["disruption-budget"].GetString();
+  EXPECT_NE(annotation.find("no PodDisruptionBudget in namespace ml-research"), std::string::npos) << annotation;
 }
 
 TEST(ReviewHandler, ANewPolicyInTheStoreAppliesToTheNextReview) {

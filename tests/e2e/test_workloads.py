@@ -1,0 +1,200 @@
+"""End to end for workload kinds (issue 4): with minimal CRDs of the training operators
+installed, `kubectl apply` of a PyTorchJob, JobSet, RayJob, Volcano Job, MPIJob and a plain
+Job with gaps prints the warnings naming the part; well-configured ones print none.
+
+    python3 tests/e2e/test_workloads.py BIN_DIR WEBHOOK_BINARY SOURCE_DIR
+"""
+
+import copy
+import json
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from controlplane import ControlPlane  # noqa: E402
+
+BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
+CP = None
+NS = "e2e-workloads"
+WARNING = re.compile(r"^Warning: kubegap/([a-z-]+): (.*)$", re.M)
+
+# (group, versions, kind, plural): minimal CRDs, as the operators would install them.
+CRDS = [
+    ("kubeflow.org", ["v1"], "PyTorchJob", "pytorchjobs"),
+    ("kubeflow.org", ["v2beta1"], "MPIJob", "mpijobs"),
+    ("jobset.x-k8s.io", ["v1alpha2"], "JobSet", "jobsets"),
+    ("ray.io", ["v1"], "RayJob", "rayjobs"),
+    ("batch.volcano.sh", ["v1alpha1"], "Job", "jobs"),
+]
+
+
+def crd(group, versions, kind, plural):
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": kind + "List"},
+                 "versions": [{"name": v, "served": True, "storage": i == 0,
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                                              "x-kubernetes-preserve-unknown-fields": True}}}
+                              for i, v in enumerate(versions)]}}
+
+
+def template(good, gpus=8, name="trainer"):
+    """A pod template: with gaps (emptyDir checkpoints, zone pin, default tolerations) or
+    well configured (PVC checkpoints, 60 s health tolerations, no pin)."""
+    spec = {
+        "restartPolicy": "Never" if good is not None else "Never",
+        "containers": [{"name": name, "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                        "command": ["torchrun", "train.py", "--save-dir=/checkpoints"],
+                        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+                        "volumeMounts": [{"name": "ckpt", "mountPath": "/checkpoints"}]}],
+    }
+    if good:
+        spec["volumes"] = [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "checkpoints"}}]
+        spec["tolerations"] = [{"key": k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+                               for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
+    else:
+        spec["volumes"] = [{"name": "ckpt", "emptyDir": {}}]
+        spec["nodeSelector"] = {"topology.kubernetes.io/zone": "us-central1-a"}
+    return {"metadata": {"labels": {"app": "train"}}, "spec": spec}
+
+
+def pytorchjob(name, good):
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name},
+            "spec": {"pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": template(good)},
+                "Worker": {"replicas": 3, "restartPolicy": "OnFailure", "template": template(good)}}}}
+
+
+def mpijob(name, good):
+    launcher = template(good, gpus=0, name="launcher")
+    launcher["spec"]["containers"][0]["resources"] = {}
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": name},
+            "spec": {"slotsPerWorker": 8, "runPolicy": {"cleanPodPolicy": "Running"},
+                     "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": launcher},
+                                         "Worker": {"replicas": 2, "template": template(good)}}}}
+
+
+def jobset(name, good):
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
+            "spec": {"replicatedJobs": [{"name": "workers", "replicas": 4, "template": {"spec": {
+                "parallelism": 2, "completions": 2, "backoffLimit": 0, "template": template(good)}}}]}}
+
+
+def rayjob(name, good):
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": name},
+            "spec": {"entrypoint": "python /home/ray/train.py", "rayClusterSpec": {
+                "headGroupSpec": {"rayStartParams": {}, "template": template(good, gpus=0, name="ray-head")},
+                "workerGroupSpecs": [{"groupName": "gpu-group", "replicas": 2, "minReplicas": 2, "maxReplicas": 2,
+                                      "rayStartParams": {}, "template": template(good, name="ray-worker")}]}}}
+
+
+def volcano_job(name, good):
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"minAvailable": 2, "schedulerName": "volcano",
+                     "tasks": [{"name": "worker", "replicas": 2, "template": template(good)}]}}
+
+
+def batch_job(name, good):
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"backoffLimit": 0, "template": template(good)}}
+
+
+# kind builder, the parts the warnings must name, whether the head carries the zone pin too.
+WORKLOADS = {
+    "pytorchjob": (pytorchjob, ["replica Master", "replica Worker"]),
+    "mpijob": (mpijob, ["replica Worker"]),
+    "jobset": (jobset, ["replicatedJob workers"]),
+    "rayjob": (rayjob, ["workerGroup gpu-group"]),
+    "volcano-job": (volcano_job, ["task worker"]),
+    "job": (batch_job, []),
+}
+
+
+def setUpModule():
+    global CP
+    CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
+    CP.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                       "items": [crd(*c) for c in CRDS]}))
+    for c in CRDS:
+        CP.kubectl("wait", "--for=condition=Established", f"crd/{c[3]}.{c[0]}", "--timeout=60s")
+    CP.kubectl("create", "namespace", NS)
+
+
+def tearDownModule():
+    if CP is not None:
+        CP.stop()
+
+
+def apply(obj, *flags):
+    r = CP.kubectl("apply", "-n", NS, *flags, "-f", "-", input=json.dumps(obj))
+    return r, {}.__class__((m.group(1), m.group(2)) for m in WARNING.finditer(r.stderr)), WARNING.findall(r.stderr)
+
+
+class WorkloadKinds(unittest.TestCase):
+    def check_gaps(self, key):
+        build, parts = WORKLOADS[key]
+        r, by_check, all_warnings = apply(build(f"{key}-gaps", good=False))
+        self.assertIn("created", r.stdout)
+        for check in ("checkpoint-volume", "zone-spread", "gpu-health-tolerations"):
+            self.assertIn(check, by_check, r.stderr)
+        for check, message in all_warnings:
+            self.assertRegex(message, r"\(case [a-z0-9-]+\)$", f"cut or uncited: {message}")
+        for part in parts:
+            self.assertTrue(any(part in m for c, m in all_warnings if c == "gpu-health-tolerations"),
+                            f"{key}: no warning names {part!r}:\n{r.stderr}")
+        # One warning per distinct gap: the same gap in several parts is listed once.
+        self.assertEqual(len([c for c, _ in all_warnings if c == "gpu-health-tolerations"]), 1, r.stderr)
+
+    def check_good(self, key):
+        build, _ = WORKLOADS[key]
+        r, by_check, _ = apply(build(f"{key}-good", good=True))
+        self.assertIn("created", r.stdout)
+        self.assertEqual(by_check, {}, r.stderr)
+
+    def test_pytorchjob_gaps(self): self.check_gaps("pytorchjob")
+    def test_pytorchjob_good(self): self.check_good("pytorchjob")
+    def test_mpijob_gaps(self): self.check_gaps("mpijob")
+    def test_mpijob_good(self): self.check_good("mpijob")
+    def test_jobset_gaps(self): self.check_gaps("jobset")
+    def test_jobset_good(self): self.check_good("jobset")
+    def test_rayjob_gaps(self): self.check_gaps("rayjob")
+    def test_rayjob_good(self): self.check_good("rayjob")
+    def test_volcano_job_gaps(self): self.check_gaps("volcano-job")
+    def test_volcano_job_good(self): self.check_good("volcano-job")
+    def test_job_gaps(self): self.check_gaps("job")
+    def test_job_good(self): self.check_good("job")
+
+    def test_pytorchjob_master_and_worker_listed_in_one_warning(self):
+        r, _, all_warnings = apply(pytorchjob("pytorch-listed", good=False))
+        zone = [m for c, m in all_warnings if c == "zone-spread"]
+        self.assertEqual(len(zone), 1, r.stderr)
+        self.assertTrue(zone[0].startswith("replica Master, replica Worker: "), zone[0])
+
+    def test_update_is_evaluated(self):
+        obj = pytorchjob("pytorch-update", good=True)
+        apply(obj)
+        changed = copy.deepcopy(obj)
+        changed["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {
+            "topology.kubernetes.io/zone": "us-central1-b"}
+        r, by_check, _ = apply(changed)
+        self.assertIn("configured", r.stdout)
+        self.assertEqual(list(by_check), ["zone-spread"], r.stderr)
+        self.assertIn("replica Worker", by_check["zone-spread"])
+
+    def test_audit_annotations_name_the_parts(self):
+        apply(rayjob("ray-audit", good=False))
+        events = [e for e in CP.audit_events()
+                  if e.get("objectRef", {}).get("resource") == "rayjobs" and e.get("verb") == "create"
+                  and e.get("objectRef", {}).get("name") == "ray-audit" and e.get("stage") == "ResponseComplete"]
+        self.assertTrue(events)
+        annotations = events[-1].get("annotations", {})
+        self.assertIn("workerGroup gpu-group", annotations.get("kubegap.kubegap.io/gpu-health-tolerations", ""))
+        self.assertIn("acme-llm-pretraining-2023", annotations.get("kubegap.kubegap.io/checkpoint-volume", ""))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

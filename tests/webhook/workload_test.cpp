@@ -1,0 +1,1 @@
+// Workload-kind tests: being written.

@@ -355,6 +355,8 @@ No scheduler or kubelet runs: pods are stored, never started.
   alias kubectl={kubectl}
   kubectl apply -f {examples}/training-pod-gaps.yaml     # prints the kubegap warnings
   kubectl apply -f {examples}/training-pod-good.yaml     # prints none
+  kubectl apply -f {examples}/crds-minimal.yaml          # PyTorchJob and JobSet kinds
+  kubectl apply -f {examples}/pytorchjob-gaps.yaml       # warnings name the replicas
   kubectl apply --dry-run=server -f {examples}/training-pod-gaps.yaml
 
 The audit log ({cp.audit_log}) holds the annotations:

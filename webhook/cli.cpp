@@ -7,12 +7,19 @@
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "webhook/build_info.h"
 #include "policies/checks.h"
 #include "webhook/case_library.h"
 #include "webhook/cluster_state_file.h"
+#include "webhook/cluster_watcher.h"
+#include "webhook/kube_config.h"
 #include "webhook/health_server.h"
 #include "webhook/logging.h"
 #include "webhook/policy_loader.h"
@@ -52,7 +59,13 @@ Flags:
   --policy FILE              policy YAML overriding the built-in defaults
   --cluster-state FILE       PodDisruptionBudgets and Nodes (YAML/JSON List or
                              multi-document) for the disruption-budget and
-                             zone-spread checks
+                             zone-spread checks, instead of the live view
+  --kubeconfig FILE          watch PodDisruptionBudgets and Nodes through this
+                             kubeconfig's API server (in a pod, the service
+                             account is used without this flag)
+  --cluster-sync-timeout S   report ready after S seconds even if the live view
+                             has not synced (default 30; disruption-budget then
+                             says "not evaluated: cluster view not synced")
   --threads N                I/O threads                      (default: CPU count)
   --max-body-bytes N         request body limit               (default 8388608)
   --shutdown-timeout SECS    drain bound on SIGTERM/SIGINT    (default 25)
@@ -160,9 +173,25 @@ void verify_case_citations() {
   }
 }
 
+net::awaitable<void> wait_for_sync(const ClusterWatcher& watcher, ReadinessState& readiness,
+                                   std::chrono::seconds timeout) {
+  net::steady_timer timer(co_await net::this_coro::executor);
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!watcher.synced() && std::chrono::steady_clock::now() < until) {
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(net::use_awaitable);
+  }
+  if (!watcher.synced()) {
+    log_event(spdlog::level::warn, "cluster view not synced in time; ready without it",
+              {{"timeout_s", std::to_string(timeout.count()), false}});
+  }
+  readiness.ready = true;
+}
+
 int serve(const std::vector<std::string>& args) {
   const FlagParser flags(args, {"tls-cert", "tls-key", "listen", "health-listen", "policy",
-                                "cluster-state", "threads", "max-body-bytes", "shutdown-timeout",
+                                "cluster-state", "kubeconfig", "cluster-sync-timeout", "threads",
+                                "max-body-bytes", "shutdown-timeout",
                                 "log-level", "log-format"});
   if (flags.help()) {
     std::cout << kServeHelp;
@@ -189,29 +218,50 @@ int serve(const std::vector<std::string>& args) {
   verify_case_citations();
   const auto policy_file = flags.get("policy");
   PolicyStore policies(policy_file ? load_policy_file(*policy_file) : default_policy());
-  std::unique_ptr<ClusterView> cluster;
-  if (const auto state_file = flags.get("cluster-state")) {
-    cluster = std::make_unique<StaticClusterView>(load_cluster_state_file(*state_file));
-  } else {
-    cluster = std::make_unique<NoClusterView>();
-  }
+  const auto sync_timeout = std::chrono::seconds(flags.integer("cluster-sync-timeout", 30, 0, 3600));
   auto tls = make_server_tls_context(cert, key);
 
   net::io_context ioc(threads);
   Metrics metrics;
+  // The cluster view: a file when given, else the live API server when reachable
+  // (--kubeconfig, or in a pod), else none ("not evaluated", never a guess).
+  std::unique_ptr<ClusterView> cluster;
+  ClusterWatcher* watcher = nullptr;
+  std::string cluster_source = "none";
+  if (const auto state_file = flags.get("cluster-state")) {
+    if (flags.get("kubeconfig")) throw UsageError{"use --cluster-state or --kubeconfig, not both"};
+    cluster = std::make_unique<StaticClusterView>(load_cluster_state_file(*state_file));
+    cluster_source = *state_file;
+  } else if (auto endpoint = flags.get("kubeconfig") ? std::optional(load_kubeconfig(*flags.get("kubeconfig")))
+                                                     : in_cluster_endpoint()) {
+    cluster_source = "live from " + endpoint->source + " (https://" + endpoint->host + ":" + endpoint->port + ")";
+    auto live = std::make_unique<ClusterWatcher>(ioc, std::move(*endpoint), metrics);
+    watcher = live.get();
+    metrics.cluster_view_enabled();
+    cluster = std::move(live);
+  } else {
+    cluster = std::make_unique<NoClusterView>();
+  }
   ReadinessState readiness;
   ReviewHandler handler(policies, *cluster);
   WebhookServer server(ioc, tls, handler, metrics, options);
   HealthServer health(ioc, readiness, metrics, health_endpoint);
   const auto bound = server.listen();
   const auto health_bound = health.listen();
-  readiness.ready = true;
+  if (watcher == nullptr) {
+    readiness.ready = true;
+  } else {
+    watcher->start();
+    // Ready once the view has synced, or after the timeout: a webhook that never becomes
+    // ready because the API server is slow would block its own rollout.
+    net::co_spawn(ioc, wait_for_sync(*watcher, readiness, sync_timeout), net::detached);
+  }
   log_event(spdlog::level::info, "serving",
             {{"version", kVersion},
              {"listen", bound.address().to_string() + ":" + std::to_string(bound.port())},
              {"health_listen", health_bound.address().to_string() + ":" + std::to_string(health_bound.port())},
              {"policy", policy_file.value_or("built-in default")},
-             {"cluster_state", flags.get_or("cluster-state", "none")},
+             {"cluster_view", cluster_source},
              {"threads", std::to_string(threads), false}});
 
   net::signal_set signals(ioc, SIGINT, SIGTERM);
@@ -219,6 +269,7 @@ int serve(const std::vector<std::string>& args) {
     if (ec) return;
     readiness.ready = false;
     log_event(spdlog::level::info, "shutting down", {{"signal", std::to_string(signal), false}});
+    if (watcher != nullptr) watcher->stop();
     server.shutdown(shutdown_timeout, [&] {
       health.stop();
       log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});

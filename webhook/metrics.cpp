@@ -1,6 +1,7 @@
 #include "webhook/metrics.h"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 #include "webhook/build_info.h"
@@ -35,6 +36,29 @@ void Metrics::record_review(int status, std::uint64_t latency_us,
       findings_[static_cast<std::size_t>(c - check_ids_.begin())].fetch_add(1, std::memory_order_relaxed);
     }
   }
+}
+
+Metrics::ClusterResourceMetrics* Metrics::cluster_resource(std::string_view resource) {
+  const auto it = std::find(kClusterResources.begin(), kClusterResources.end(), resource);
+  return it == kClusterResources.end() ? nullptr : &cluster_[static_cast<std::size_t>(it - kClusterResources.begin())];
+}
+
+void Metrics::cluster_synced(std::string_view resource, std::size_t objects) {
+  if (auto* m = cluster_resource(resource)) {
+    m->objects.store(objects);
+    // Wall-clock time, for alerting on a stale view ("time() - last_sync > 600").
+    m->last_sync_unix.store(std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+  }
+}
+
+void Metrics::cluster_watch_restarted(std::string_view resource) {
+  if (auto* m = cluster_resource(resource)) m->watch_restarts.fetch_add(1);
+}
+
+void Metrics::cluster_error(std::string_view resource) {
+  if (auto* m = cluster_resource(resource)) m->errors.fetch_add(1);
 }
 
 std::uint64_t Metrics::reviews(int status) const {
@@ -77,7 +101,25 @@ std::string Metrics::render() const {
   out << "# HELP kubegap_in_flight_requests Requests being handled now.\n"
          "# TYPE kubegap_in_flight_requests gauge\n"
          "kubegap_in_flight_requests " << in_flight_.load() << "\n"
-      << "# HELP kubegap_build_info Build information.\n"
+      << "";
+  if (cluster_view_.load()) {
+    const auto each = [&](const char* name, const char* type, const char* help, auto value) {
+      out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+      for (std::size_t i = 0; i < kClusterResources.size(); ++i) {
+        out << name << "{resource=\"" << kClusterResources[i] << "\"} " << value(cluster_[i]) << "\n";
+      }
+    };
+    each("kubegap_cluster_view_objects", "gauge", "Objects in the live cluster view.",
+         [](const ClusterResourceMetrics& m) { return m.objects.load(); });
+    each("kubegap_cluster_view_last_sync_timestamp_seconds", "gauge",
+         "When a list or a watch of the resource last completed (Unix time).",
+         [](const ClusterResourceMetrics& m) { return m.last_sync_unix.load(); });
+    each("kubegap_cluster_view_watch_restarts_total", "counter", "Watches ended and started again.",
+         [](const ClusterResourceMetrics& m) { return m.watch_restarts.load(); });
+    each("kubegap_cluster_view_errors_total", "counter", "Failed lists, watches and events.",
+         [](const ClusterResourceMetrics& m) { return m.errors.load(); });
+  }
+  out << "# HELP kubegap_build_info Build information.\n"
          "# TYPE kubegap_build_info gauge\n"
          "kubegap_build_info{version=\"" << kVersion << "\"} 1\n";
   return out.str();

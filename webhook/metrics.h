@@ -21,6 +21,12 @@ class Metrics {
   void request_started() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void request_finished() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
+  // The live cluster view, per resource ("poddisruptionbudgets", "nodes").
+  void cluster_synced(std::string_view resource, std::size_t objects);
+  void cluster_watch_restarted(std::string_view resource);
+  void cluster_error(std::string_view resource);
+  void cluster_view_enabled() { cluster_view_.store(true); }
+
   std::uint64_t reviews(int status) const;
   std::uint64_t findings(std::string_view check) const;
   std::string render() const;
@@ -40,6 +46,17 @@ class Metrics {
   std::vector<std::string> check_ids_;
   std::vector<std::atomic<std::uint64_t>> findings_;
   std::atomic<std::int64_t> in_flight_{0};
+
+  static constexpr std::array<std::string_view, 2> kClusterResources = {"poddisruptionbudgets", "nodes"};
+  struct ClusterResourceMetrics {
+    std::atomic<std::uint64_t> objects{0};
+    std::atomic<std::int64_t> last_sync_unix{0};
+    std::atomic<std::uint64_t> watch_restarts{0};
+    std::atomic<std::uint64_t> errors{0};
+  };
+  std::array<ClusterResourceMetrics, kClusterResources.size()> cluster_{};
+  std::atomic<bool> cluster_view_{false};
+  ClusterResourceMetrics* cluster_resource(std::string_view resource);
 };
 
 }  // namespace kubegap

@@ -77,6 +77,7 @@ class ControlPlane:
         self.webhook_health_port = None
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.audit_log = os.path.join(self.dir, "audit.log")
+        self.webhook_args = lambda: ()  # extra serve flags, e.g. ("--kubeconfig", path)
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -261,7 +262,7 @@ class ControlPlane:
             "--tls-cert", os.path.join(self.webhook_certs, "tls.crt"),
             "--tls-key", os.path.join(self.webhook_certs, "tls.key"),
             "--listen", listen, "--health-listen", "127.0.0.1:0",
-            "--log-format", "json", "--threads", "2", *extra_args,
+            "--log-format", "json", "--threads", "2", *self.webhook_args(), *extra_args,
         ])
         start = len(self.process_log("webhook"))
 

@@ -1,0 +1,43 @@
+#pragma once
+// Where the Kubernetes API server is and how to authenticate to it: in cluster (the
+// service account's token and CA, KUBERNETES_SERVICE_HOST/PORT) or from a kubeconfig.
+//
+//   auto endpoint = load_kubeconfig("~/.kube/config");   // throws ConfigError
+//   auto in_cluster = in_cluster_endpoint();             // nullopt outside a pod
+
+#include <optional>
+#include <string>
+
+namespace kubegap {
+
+struct KubeEndpoint {
+  std::string host;  // name or IP, without brackets
+  std::string port = "443";
+  std::string ca_pem;              // empty: the system's trust store
+  bool insecure_skip_verify = false;
+  std::string client_cert_pem;     // client certificate authentication
+  std::string client_key_pem;
+  std::string token;               // a fixed bearer token
+  std::string token_file;          // or a file re-read on every connection (rotation)
+  std::string source;              // "in-cluster" or the kubeconfig path, for logs
+
+  // bearer_token: the current token; a projected service-account token is rotated by
+  // the kubelet, so the file is read again each time. Empty when there is none.
+  std::string bearer_token() const;
+};
+
+// in_cluster_endpoint: from KUBERNETES_SERVICE_HOST/PORT and the mounted service account
+// (`sa_dir`, normally /var/run/secrets/kubernetes.io/serviceaccount); nullopt when the
+// process does not run in a pod.
+std::optional<KubeEndpoint> in_cluster_endpoint(
+    const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// load_kubeconfig: the current context's cluster and user. Supports server,
+// certificate-authority(-data), insecure-skip-tls-verify, client-certificate(-data),
+// client-key(-data), token and tokenFile. Throws ConfigError naming the file.
+KubeEndpoint load_kubeconfig(const std::string& path);
+
+// split_server_url: "https://host:port" -> host, port (443 by default); throws ConfigError.
+void split_server_url(const std::string& url, KubeEndpoint& out, const std::string& source);
+
+}  // namespace kubegap

@@ -24,6 +24,7 @@
 #include "webhook/logging.h"
 #include "webhook/policy_loader.h"
 #include "webhook/server.h"
+#include "webhook/reloaders.h"
 #include "webhook/tls.h"
 
 namespace kubegap {
@@ -69,6 +70,9 @@ Flags:
   --threads N                I/O threads                      (default: CPU count)
   --max-body-bytes N         request body limit               (default 8388608)
   --shutdown-timeout SECS    drain bound on SIGTERM/SIGINT    (default 25)
+  --reload-interval SECS     how often the certificate and policy files are
+                             checked for changes (rotation, ConfigMap update;
+                             default 2)
   --log-level LEVEL          trace|debug|info|warn|error|off  (default info)
   --log-format FORMAT        text|json                        (default text)
 )";
@@ -191,7 +195,7 @@ net::awaitable<void> wait_for_sync(const ClusterWatcher& watcher, ReadinessState
 int serve(const std::vector<std::string>& args) {
   const FlagParser flags(args, {"tls-cert", "tls-key", "listen", "health-listen", "policy",
                                 "cluster-state", "kubeconfig", "cluster-sync-timeout", "threads",
-                                "max-body-bytes", "shutdown-timeout",
+                                "max-body-bytes", "shutdown-timeout", "reload-interval",
                                 "log-level", "log-format"});
   if (flags.help()) {
     std::cout << kServeHelp;
@@ -219,7 +223,8 @@ int serve(const std::vector<std::string>& args) {
   const auto policy_file = flags.get("policy");
   PolicyStore policies(policy_file ? load_policy_file(*policy_file) : default_policy());
   const auto sync_timeout = std::chrono::seconds(flags.integer("cluster-sync-timeout", 30, 0, 3600));
-  auto tls = make_server_tls_context(cert, key);
+  ServerTlsStore tls(cert, key);
+  const auto reload_interval = std::chrono::seconds(flags.integer("reload-interval", 2, 1, 3600));
 
   net::io_context ioc(threads);
   Metrics metrics;
@@ -246,6 +251,14 @@ int serve(const std::vector<std::string>& args) {
   ReviewHandler handler(policies, *cluster);
   WebhookServer server(ioc, tls, handler, metrics, options);
   HealthServer health(ioc, readiness, metrics, health_endpoint);
+  note_certificate(tls, metrics);
+  auto tls_watch = watch_tls_files(ioc, tls, metrics, reload_interval);
+  tls_watch->start();
+  std::unique_ptr<FileWatcher> policy_watch;
+  if (policy_file) {
+    policy_watch = watch_policy_file(ioc, *policy_file, policies, metrics, reload_interval);
+    policy_watch->start();
+  }
   const auto bound = server.listen();
   const auto health_bound = health.listen();
   if (watcher == nullptr) {
@@ -270,6 +283,8 @@ int serve(const std::vector<std::string>& args) {
     readiness.ready = false;
     log_event(spdlog::level::info, "shutting down", {{"signal", std::to_string(signal), false}});
     if (watcher != nullptr) watcher->stop();
+    tls_watch->stop();
+    if (policy_watch) policy_watch->stop();
     server.shutdown(shutdown_timeout, [&] {
       health.stop();
       log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});

@@ -119,6 +119,17 @@ std::string Metrics::render() const {
     each("kubegap_cluster_view_errors_total", "counter", "Failed lists, watches and events.",
          [](const ClusterResourceMetrics& m) { return m.errors.load(); });
   }
+  out << "# HELP kubegap_tls_certificate_expiry_timestamp_seconds When the serving certificate expires (Unix time).\n"
+         "# TYPE kubegap_tls_certificate_expiry_timestamp_seconds gauge\n"
+         "kubegap_tls_certificate_expiry_timestamp_seconds " << tls_not_after_.load() << "\n"
+      << "# HELP kubegap_tls_reloads_total Serving certificate reloads after its files changed.\n"
+         "# TYPE kubegap_tls_reloads_total counter\n"
+         "kubegap_tls_reloads_total{result=\"success\"} " << tls_reloads_ok_.load() << "\n"
+         "kubegap_tls_reloads_total{result=\"failure\"} " << tls_reloads_failed_.load() << "\n"
+      << "# HELP kubegap_policy_reloads_total Policy file reloads after it changed.\n"
+         "# TYPE kubegap_policy_reloads_total counter\n"
+         "kubegap_policy_reloads_total{result=\"success\"} " << policy_reloads_ok_.load() << "\n"
+         "kubegap_policy_reloads_total{result=\"failure\"} " << policy_reloads_failed_.load() << "\n";
   out << "# HELP kubegap_build_info Build information.\n"
          "# TYPE kubegap_build_info gauge\n"
          "kubegap_build_info{version=\"" << kVersion << "\"} 1\n";

@@ -27,6 +27,13 @@ class Metrics {
   void cluster_error(std::string_view resource);
   void cluster_view_enabled() { cluster_view_.store(true); }
 
+  // Hot reloads (webhook/reloaders.h).
+  void tls_certificate_loaded(std::int64_t not_after_unix) { tls_not_after_.store(not_after_unix); }
+  void tls_reloaded(bool ok) { (ok ? tls_reloads_ok_ : tls_reloads_failed_).fetch_add(1); }
+  void policy_reloaded(bool ok) { (ok ? policy_reloads_ok_ : policy_reloads_failed_).fetch_add(1); }
+  std::uint64_t policy_reloads(bool ok) const { return (ok ? policy_reloads_ok_ : policy_reloads_failed_).load(); }
+  std::uint64_t tls_reloads(bool ok) const { return (ok ? tls_reloads_ok_ : tls_reloads_failed_).load(); }
+
   std::uint64_t reviews(int status) const;
   std::uint64_t findings(std::string_view check) const;
   std::string render() const;
@@ -56,6 +63,9 @@ class Metrics {
   };
   std::array<ClusterResourceMetrics, kClusterResources.size()> cluster_{};
   std::atomic<bool> cluster_view_{false};
+  std::atomic<std::int64_t> tls_not_after_{0};
+  std::atomic<std::uint64_t> tls_reloads_ok_{0}, tls_reloads_failed_{0};
+  std::atomic<std::uint64_t> policy_reloads_ok_{0}, policy_reloads_failed_{0};
   ClusterResourceMetrics* cluster_resource(std::string_view resource);
 };
 

@@ -48,7 +48,11 @@ std::string join(const std::vector<std::string>& items) {
 // Connection: one TLS connection. `idle` is true while no request is in progress
 // (handshake, or waiting for the next request): shutdown may close it then.
 struct WebhookServer::Connection {
-  explicit Connection(tcp::socket socket, ssl::context& tls) : stream(std::move(socket), tls) {}
+  Connection(tcp::socket socket, std::shared_ptr<ssl::context> context)
+      : tls(std::move(context)), stream(std::move(socket), *tls) {}
+  // The context this connection was accepted with: a rotated certificate applies to new
+  // connections, and this one keeps working with the old.
+  std::shared_ptr<ssl::context> tls;
   beast::ssl_stream<beast::tcp_stream> stream;
   bool idle = true;  // touched only on the connection's strand
 };
@@ -218,7 +222,7 @@ class WebhookServer::Session {
   ReviewResult last_review_;
 };
 
-WebhookServer::WebhookServer(net::io_context& ioc, ssl::context& tls, const ReviewHandler& handler,
+WebhookServer::WebhookServer(net::io_context& ioc, const ServerTlsStore& tls, const ReviewHandler& handler,
                              Metrics& metrics, ServerOptions options)
     : ioc_(ioc), tls_(tls), handler_(handler), metrics_(metrics), options_(std::move(options)),
       acceptor_(net::make_strand(ioc)) {}
@@ -244,7 +248,7 @@ tcp::endpoint WebhookServer::listen() {
         co_await backoff.async_wait(kAwait);
         continue;
       }
-      auto connection = std::make_shared<Connection>(std::move(socket), tls_);
+      auto connection = std::make_shared<Connection>(std::move(socket), tls_.current());
       std::uint64_t id = 0;
       {
         std::lock_guard lock(mutex_);

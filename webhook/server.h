@@ -21,6 +21,7 @@
 
 #include "webhook/metrics.h"
 #include "webhook/review_handler.h"
+#include "webhook/tls.h"
 
 namespace kubegap {
 
@@ -41,7 +42,7 @@ struct ServerOptions {
 
 class WebhookServer {
  public:
-  WebhookServer(boost::asio::io_context& ioc, boost::asio::ssl::context& tls,
+  WebhookServer(boost::asio::io_context& ioc, const ServerTlsStore& tls,
                 const ReviewHandler& handler, Metrics& metrics, ServerOptions options);
   ~WebhookServer();
 
@@ -61,7 +62,7 @@ class WebhookServer {
   class Session;
 
   boost::asio::io_context& ioc_;
-  boost::asio::ssl::context& tls_;
+  const ServerTlsStore& tls_;
   const ReviewHandler& handler_;
   Metrics& metrics_;
   ServerOptions options_;

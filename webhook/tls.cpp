@@ -1,6 +1,9 @@
 #include "webhook/tls.h"
 
 #include <cstring>
+#include <ctime>
+
+#include <openssl/x509.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -68,6 +71,33 @@ boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
     throw ConfigError(key_file + ": private key does not match " + cert_file + ": " + openssl_reason());
   }
   return ctx;
+}
+
+std::int64_t certificate_not_after(boost::asio::ssl::context& context) {
+  X509* certificate = SSL_CTX_get0_certificate(context.native_handle());
+  if (certificate == nullptr) return 0;
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &tm) != 1) return 0;
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+ServerTlsStore::ServerTlsStore(std::string cert_file, std::string key_file)
+    : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)) {
+  auto context = std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_));
+  not_after_.store(certificate_not_after(*context));
+  current_.store(std::move(context));
+}
+
+bool ServerTlsStore::reload(std::string& error) {
+  try {
+    auto context = std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_));
+    not_after_.store(certificate_not_after(*context));
+    current_.store(std::move(context));
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
 }
 
 }  // namespace kubegap

@@ -1,7 +1,11 @@
 #pragma once
 // The server's TLS settings: TLS 1.2 minimum (1.3 preferred by OpenSSL's negotiation),
-// AEAD-only suites for 1.2, ALPN selecting http/1.1.
+// AEAD-only suites for 1.2, ALPN selecting http/1.1, and certificates that can be
+// replaced while serving.
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <string>
 
 #include <boost/asio/ssl/context.hpp>
@@ -12,5 +16,36 @@ namespace kubegap {
 // the file name and OpenSSL's reason when they cannot be used.
 boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
                                                   const std::string& key_file);
+
+// ServerTlsStore: the current server TLS context. Each new connection takes the current
+// one and keeps it (a shared_ptr) for its life, so replacing the certificate changes
+// new handshakes only and never drops an open connection.
+class ServerTlsStore {
+ public:
+  // Loads the files; throws ConfigError when they cannot be used.
+  ServerTlsStore(std::string cert_file, std::string key_file);
+
+  std::shared_ptr<boost::asio::ssl::context> current() const { return current_.load(); }
+
+  // reload: loads the files again and swaps them in; on failure keeps the old
+  // certificate and returns false with `error` set.
+  bool reload(std::string& error);
+
+  // not_after: when the current certificate expires.
+  std::chrono::system_clock::time_point not_after() const {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(not_after_.load()));
+  }
+  const std::string& cert_file() const { return cert_file_; }
+  const std::string& key_file() const { return key_file_; }
+
+ private:
+  std::string cert_file_;
+  std::string key_file_;
+  std::atomic<std::shared_ptr<boost::asio::ssl::context>> current_;
+  std::atomic<std::int64_t> not_after_{0};
+};
+
+// certificate_not_after: the leaf certificate's notAfter, in Unix seconds (0 if unknown).
+std::int64_t certificate_not_after(boost::asio::ssl::context& context);
 
 }  // namespace kubegap

@@ -17,10 +17,17 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <filesystem>
+
 #include "policies/policy.h"
 #include "webhook/health_server.h"
+#include "webhook/reloaders.h"
 #include "webhook/server.h"
+#include "webhook/policy_loader.h"
 #include "webhook/tls.h"
+
+#include <openssl/pem.h>
+#include <unistd.h>
 
 namespace kubegap {
 namespace {
@@ -32,6 +39,7 @@ namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
 const std::string kCerts = KUBEGAP_TEST_CERTS;
+const std::string kRotatedCerts = KUBEGAP_TEST_CERTS_ROTATED;
 
 std::string read_fixture(const std::string& name) {
   std::ifstream in(std::string(KUBEGAP_FIXTURES_DIR) + "/reviews/" + name);
@@ -43,9 +51,9 @@ std::string read_fixture(const std::string& name) {
 // TestServer: the webhook and health listeners on 127.0.0.1:0, run on two threads.
 class TestServer {
  public:
-  explicit TestServer(ServerOptions options = {})
+  explicit TestServer(ServerOptions options = {}, const std::string& cert_dir = kCerts)
       : policies_(default_policy()),
-        tls_(make_server_tls_context(kCerts + "/tls.crt", kCerts + "/tls.key")),
+        tls_(cert_dir + "/tls.crt", cert_dir + "/tls.key"),
         handler_(policies_, cluster_),
         server_(ioc_, tls_, handler_, metrics_, with_loopback(std::move(options))),
         health_(ioc_, readiness_, metrics_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
@@ -72,6 +80,9 @@ class TestServer {
   }
 
   unsigned short port() const { return endpoint_.port(); }
+  net::io_context& ioc() { return ioc_; }
+  ServerTlsStore& tls() { return tls_; }
+  Metrics& metrics_mut() { return metrics_; }
   unsigned short health_port() const { return health_endpoint_.port(); }
   const Metrics& metrics() const { return metrics_; }
   std::size_t connections() const { return server_.connections(); }
@@ -85,7 +96,7 @@ class TestServer {
   net::io_context ioc_{2};
   PolicyStore policies_;
   NoClusterView cluster_;
-  ssl::context tls_;
+  ServerTlsStore tls_;
   ReviewHandler handler_;
   Metrics metrics_;
   ReadinessState readiness_;
@@ -487,6 +498,201 @@ TEST(ServerTest, HealthEndpointsAnswer) {
   EXPECT_NE(metrics.find("kubegap_in_flight_requests 0"), std::string::npos);
   EXPECT_NE(metrics.find("kubegap_build_info{version="), std::string::npos);
   EXPECT_EQ(health_get(server.health_port(), "/nope").first, 404);
+}
+
+// SecretVolume: a directory laid out like a mounted Secret: tls.crt -> ..data/tls.crt,
+// ..data -> a timestamped directory. publish() swaps ..data atomically, as the kubelet does.
+class SecretVolume {
+ public:
+  SecretVolume() : root_(std::filesystem::temp_directory_path() / ("kubegap-secret-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+    for (const char* name : {"tls.crt", "tls.key"}) {
+      std::filesystem::create_symlink(std::filesystem::path("..data") / name, root_ / name);
+    }
+  }
+  ~SecretVolume() { std::filesystem::remove_all(root_); }
+
+  // publish: new contents from `dir` (cert and key may come from different dirs).
+  void publish(const std::string& cert_dir, const std::string& key_dir) {
+    const auto version = root_ / ("..v" + std::to_string(++generation_));
+    std::filesystem::create_directories(version);
+    std::filesystem::copy_file(cert_dir + "/tls.crt", version / "tls.crt");
+    std::filesystem::copy_file(key_dir + "/tls.key", version / "tls.key");
+    const auto staging = root_ / "..data_tmp";
+    std::filesystem::remove(staging);
+    std::filesystem::create_directory_symlink(version.filename(), staging);
+    std::filesystem::rename(staging, root_ / "..data");
+  }
+  std::string path() const { return root_.string(); }
+
+ private:
+  std::filesystem::path root_;
+  int generation_ = 0;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// peer_is: whether the server presented the certificate in `pem_file`.
+bool peer_is(SSL* ssl, const std::string& pem_file) {
+  X509* peer = SSL_get1_peer_certificate(ssl);
+  if (peer == nullptr) return false;
+  const std::string pem = read_text(pem_file);
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* expected = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  const bool same = expected != nullptr && X509_cmp(peer, expected) == 0;
+  X509_free(expected);
+  BIO_free(bio);
+  X509_free(peer);
+  return same;
+}
+
+void trust_both(ssl::context& ctx) { ctx.load_verify_file(kRotatedCerts + "/ca.crt"); }
+
+TEST(ServerTest, RotatedCertificateReachesNewConnectionsWithoutFailingAnyRequest) {
+  SecretVolume secret;
+  secret.publish(kCerts, kCerts);
+  TestServer server({}, secret.path());
+  auto watch = watch_tls_files(server.ioc(), server.tls(), server.metrics_mut(), std::chrono::milliseconds(200));
+  watch->start();
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+
+  TlsClient long_lived(server.port(), trust_both);
+  long_lived.handshake();
+  ASSERT_TRUE(peer_is(long_lived.native(), kCerts + "/tls.crt"));
+  ASSERT_EQ(long_lived.post("/validate", body).result_int(), 200);
+
+  // Load: new connections, one request each, while the certificate is replaced.
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, failed{0};
+  std::thread load([&] {
+    while (!stop) {
+      try {
+        TlsClient client(server.port(), trust_both);
+        client.handshake();
+        (client.post("/validate", body).result_int() == 200 ? ok : failed)++;
+      } catch (const std::exception&) {
+        failed++;
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  secret.publish(kRotatedCerts, kRotatedCerts);
+  const auto swapped = std::chrono::steady_clock::now();
+  bool rotated = false;
+  while (!rotated && std::chrono::steady_clock::now() - swapped < std::chrono::seconds(10)) {
+    TlsClient probe(server.port(), trust_both);
+    probe.handshake();
+    rotated = peer_is(probe.native(), kRotatedCerts + "/tls.crt");
+    if (!rotated) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - swapped);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  load.join();
+  std::cout << "rotation seen by new handshakes after " << took.count() << " ms; requests during rotation: "
+            << ok << " ok, " << failed << " failed\n";
+  EXPECT_TRUE(rotated) << "new handshakes still get the old certificate after 10 s";
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(ok.load(), 0);
+  // The connection opened before the rotation is not dropped and keeps its certificate.
+  EXPECT_EQ(long_lived.post("/validate", body).result_int(), 200);
+  EXPECT_TRUE(peer_is(long_lived.native(), kCerts + "/tls.crt"));
+  EXPECT_GE(server.metrics().tls_reloads(true), 1u);
+  watch->stop();
+}
+
+TEST(ServerTest, MismatchedCertificateAndKeyKeepTheOldCertificateUntilFixed) {
+  SecretVolume secret;
+  secret.publish(kCerts, kCerts);
+  TestServer server({}, secret.path());
+  auto watch = watch_tls_files(server.ioc(), server.tls(), server.metrics_mut(), std::chrono::milliseconds(100));
+  watch->start();
+  secret.publish(kRotatedCerts, kCerts);  // the new certificate with the old key
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.metrics().tls_reloads(false) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GE(server.metrics().tls_reloads(false), 1u);
+  {
+    TlsClient client(server.port(), trust_both);
+    client.handshake();
+    EXPECT_TRUE(peer_is(client.native(), kCerts + "/tls.crt")) << "the old pair stays in force";
+    EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  }
+  secret.publish(kRotatedCerts, kRotatedCerts);  // the key arrives
+  bool rotated = false;
+  while (!rotated && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10)) {
+    TlsClient client(server.port(), trust_both);
+    client.handshake();
+    rotated = peer_is(client.native(), kRotatedCerts + "/tls.crt");
+    if (!rotated) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(rotated);
+  watch->stop();
+}
+
+TEST(ServerTest, CertificateExpiryIsExported) {
+  TestServer server;
+  note_certificate(server.tls(), server.metrics_mut());
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  ASSERT_EQ(code, 200);
+  const std::string sample = "\nkubegap_tls_certificate_expiry_timestamp_seconds ";
+  const auto at = metrics.find(sample);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  const long long expiry = std::stoll(metrics.substr(at + sample.size()));
+  const long long now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // The test certificates are made for 365 days.
+  EXPECT_GT(expiry, now + 360LL * 86400);
+  EXPECT_LT(expiry, now + 366LL * 86400);
+}
+
+TEST(PolicyReload, AValidChangeIsSwappedInAndAnInvalidOneIsRejected) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kubegap-policy-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "policy.yaml").string();
+  const auto write = [&](const std::string& text) {
+    std::ofstream(path + ".tmp") << text;
+    std::filesystem::rename(path + ".tmp", path);  // atomic, like a ConfigMap update
+  };
+  write("enabledChecks: [checkpoint-volume, zone-spread, gpu-health-tolerations]\n");
+  PolicyStore policies(load_policy_file(path));
+  NoClusterView cluster;
+  ReviewHandler handler(policies, cluster);
+  Metrics metrics;
+  net::io_context ioc;
+  auto watch = watch_policy_file(ioc, path, policies, metrics, std::chrono::milliseconds(100));
+  watch->start();
+  std::thread runner([&] { ioc.run_for(std::chrono::seconds(30)); });
+  const auto found = [&] { return handler.handle(read_fixture("gpu-pod-gaps.json")).found; };
+  const auto wait_for = [&](auto predicate) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!predicate() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return predicate();
+  };
+  ASSERT_EQ(found().size(), 3u);
+
+  write("enabledChecks: [zone-spread]\n");
+  EXPECT_TRUE(wait_for([&] { return found() == std::vector<std::string>{"zone-spread"}; }));
+  EXPECT_EQ(metrics.policy_reloads(true), 1u);
+
+  write("enabledChecks: [zone-spread]\nnot-a-key: 1\n");
+  EXPECT_TRUE(wait_for([&] { return metrics.policy_reloads(false) == 1u; }));
+  EXPECT_EQ(found(), std::vector<std::string>{"zone-spread"}) << "the policy in force stays";
+
+  write("enabledChecks: [checkpoint-volume]\n");
+  EXPECT_TRUE(wait_for([&] { return found() == std::vector<std::string>{"checkpoint-volume"}; }));
+  watch->stop();
+  ioc.stop();
+  runner.join();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -46,13 +46,22 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
+}  // namespace
+
+std::string truncate_runes(std::string_view text, std::size_t max_runes);
+
+namespace {
+
 // describe_parts: "a, b, c" or, past three, "a, b, c and 5 more parts", so a workload
 // with many parts cannot push the message out of the warning.
 std::string describe_parts(const std::vector<std::string>& parts) {
   constexpr std::size_t kListed = 3;
-  if (parts.size() <= kListed) return join(parts, ", ");
-  const std::vector<std::string> listed(parts.begin(), parts.begin() + kListed);
-  return join(listed, ", ") + " and " + std::to_string(parts.size() - kListed) + " more parts";
+  constexpr std::size_t kPartRunes = 40;  // long group names must not crowd out the message
+  std::vector<std::string> listed;
+  for (std::size_t i = 0; i < parts.size() && i < kListed; ++i) listed.push_back(truncate_runes(parts[i], kPartRunes));
+  if (parts.size() <= kListed) return join(listed, ", ");
+  const std::size_t more = parts.size() - kListed;
+  return join(listed, ", ") + " and " + std::to_string(more) + (more == 1 ? " more part" : " more parts");
 }
 
 }  // namespace

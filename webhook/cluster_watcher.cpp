@@ -309,6 +309,8 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
     if (!budgets.listed && !owner.synced_) return;
     if (!nodes.listed && !owner.synced_) return;
     owner.snapshot_.store(std::make_shared<const ClusterSnapshot>(budgets.store.values(), nodes.store.values()));
+    metrics.cluster_objects(budgets.name, budgets.store.size());
+    metrics.cluster_objects(nodes.name, nodes.store.size());
     if (!owner.synced_.exchange(true)) {
       log_event(spdlog::level::info, "cluster view synced",
                 {{"poddisruptionbudgets", std::to_string(budgets.store.size()), false},

@@ -53,6 +53,10 @@ void Metrics::cluster_synced(std::string_view resource, std::size_t objects) {
   }
 }
 
+void Metrics::cluster_objects(std::string_view resource, std::size_t objects) {
+  if (auto* m = cluster_resource(resource)) m->objects.store(objects);
+}
+
 void Metrics::cluster_watch_restarted(std::string_view resource) {
   if (auto* m = cluster_resource(resource)) m->watch_restarts.fetch_add(1);
 }

@@ -23,6 +23,7 @@ class Metrics {
 
   // The live cluster view, per resource ("poddisruptionbudgets", "nodes").
   void cluster_synced(std::string_view resource, std::size_t objects);
+  void cluster_objects(std::string_view resource, std::size_t objects);
   void cluster_watch_restarted(std::string_view resource);
   void cluster_error(std::string_view resource);
   void cluster_view_enabled() { cluster_view_.store(true); }

@@ -63,11 +63,32 @@ struct Walk {
     }
   }
 
-  // step: follows `rest` from `value`; `label` is the last wildcard's label.
-  void step(const Value& value, std::string_view rest, const JsonPath& path, const std::string& label) {
+  // add_claim_volumes: the StatefulSet controller gives every pod a persistentVolumeClaim
+  // volume per entry of volumeClaimTemplates (replacing a template volume of the same
+  // name), so its template mounts volumes it does not declare. Claim templates kept next
+  // to a pod template (in `holder`) are read that way for any kind.
+  void add_claim_volumes(PodSpecView& pod, const Value& holder, const JsonPath& holder_path) const {
+    const JsonPath claims_path{&holder_path, "volumeClaimTemplates"};
+    reader.each(JsonReader::member(&holder, "volumeClaimTemplates"), claims_path,
+                [&](const Value& claim, const JsonPath& claim_path) {
+                  if (reader.object(&claim, claim_path) == nullptr) return;
+                  const JsonPath meta_path{&claim_path, "metadata"};
+                  const Value* meta = reader.object(JsonReader::member(&claim, "metadata"), meta_path);
+                  std::string name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
+                  if (name.empty()) return;
+                  std::erase_if(pod.volumes, [&](const Volume& v) { return v.name == name; });
+                  pod.volumes.push_back(Volume{std::move(name), "persistentVolumeClaim", ""});
+                });
+  }
+
+  // step: follows `rest` from `value`; `label` is the last wildcard's label; `holder` is
+  // the object whose member `value` is (nullptr for the root and array elements).
+  void step(const Value& value, std::string_view rest, const JsonPath& path, const std::string& label,
+            const Value* holder = nullptr, const JsonPath* holder_path = nullptr) {
     if (!reader.ok()) return;
     if (rest.empty()) {
       PodSpecView pod = decode_pod_template(reader, value, path);
+      if (holder != nullptr && holder_path != nullptr) add_claim_volumes(pod, *holder, *holder_path);
       pod.part = render(location.part, label, out.name);
       add_controller_labels(pod, label);
       out.pods.push_back(std::move(pod));
@@ -81,14 +102,14 @@ struct Walk {
       for (const auto& member : value.GetObject()) {
         const std::string name(member.name.GetString(), member.name.GetStringLength());
         if (member.value.IsNull()) continue;
-        step(member.value, next, JsonPath{&path, name}, name);
+        step(member.value, next, JsonPath{&path, name}, name, &value, &path);
       }
       return;
     }
     const Value* child = JsonReader::member(&value, segment.field);
     if (child == nullptr) return;  // this template is absent: nothing to evaluate
     const JsonPath child_path{&path, segment.field};
-    if (!segment.array) return step(*child, next, child_path, label);
+    if (!segment.array) return step(*child, next, child_path, label, &value, &path);
     reader.each(child, child_path, [&](const Value& element, const JsonPath& element_path) {
       std::string element_label = reader.string(JsonReader::member(&element, segment.key),
                                                 JsonPath{&element_path, segment.key});

@@ -100,8 +100,12 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
   }
   if (training.empty()) return findings;
 
+  const WorkloadKind* row = policy.workload_kind(object.api_group, object.kind);
+  const auto skipped = [&](std::string_view id) {
+    return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
+  };
   for (const auto& check : check_registry()) {
-    if (!policy.check_enabled(std::string(check.id))) continue;
+    if (!policy.check_enabled(std::string(check.id)) || skipped(check.id)) continue;
     std::vector<PartResult> results;
     for (const auto& [pod, accelerator] : training) {
       const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator};

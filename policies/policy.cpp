@@ -33,8 +33,8 @@ std::vector<WorkloadKind> default_workload_kinds() {
                         Labels{{"training.kubeflow.org/job-name", "{name}"},
                                {"training.kubeflow.org/replica-type", "{lower}"}}};
   };
-  const auto apps = [&](std::string kind) {
-    return WorkloadKind{"apps", std::move(kind), false, create_update, {{"spec.template", "", {}}}, {}};
+  const auto apps = [&](std::string kind, std::vector<std::string> skip = {}) {
+    return WorkloadKind{"apps", std::move(kind), false, create_update, {{"spec.template", "", {}}}, {}, std::move(skip)};
   };
   const auto ray_groups = [](const std::string& prefix) {
     return std::vector<PodTemplateLocation>{
@@ -51,7 +51,9 @@ std::vector<WorkloadKind> default_workload_kinds() {
       apps("Deployment"),
       apps("StatefulSet"),
       apps("ReplicaSet"),
-      apps("DaemonSet"),
+      // The DaemonSet controller gives its pods untimed not-ready/unreachable tolerations
+      // (pkg/controller/daemon/util, AddOrUpdateDaemonPodTolerations): nothing to fix.
+      apps("DaemonSet", {"gpu-health-tolerations"}),
       {"jobset.x-k8s.io", "JobSet", true, create_update,
        {{"spec.replicatedJobs[name].template.spec.template", "replicatedJob {}",
          {{"jobset.sigs.k8s.io/replicatedjob-name", "{}"}}}},

@@ -38,6 +38,9 @@ struct WorkloadKind {
   // label) and {lower} (the part's label in lower case); a label whose value needs a
   // name the object does not have yet (generateName) is left out.
   std::vector<std::pair<std::string, std::string>> pod_labels;
+  // Checks that say nothing useful for this kind (e.g. the DaemonSet controller
+  // overwrites not-ready/unreachable tolerations, so users cannot act on them).
+  std::vector<std::string> skip_checks = {};
 
   bool operator==(const WorkloadKind&) const = default;
 };

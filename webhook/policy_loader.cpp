@@ -140,13 +140,19 @@ class PolicyParser {
             const auto& op = item.Scalar();
             if (op != "CREATE" && op != "UPDATE") fail(item, field, "expected CREATE or UPDATE, got \"" + op + "\"");
           }
+          if (row.operations.empty()) fail(v, field, "expected at least one of CREATE, UPDATE (use enabled: false to drop a kind)");
         } else if (name == "templates") {
           if (!v.IsSequence()) fail(v, field, "expected a list of {path, part, podLabels}");
           for (const auto& item : v) row.templates.push_back(location(item, field));
         } else if (name == "podLabels") {
           row.pod_labels = label_patterns(v, field);
+        } else if (name == "skipChecks") {
+          row.skip_checks = strings(v, field);
+          for (const auto& item : v) {
+            if (find_check(item.Scalar()) == nullptr) fail(item, field, "unknown check \"" + item.Scalar() + "\"" + known_checks());
+          }
         } else {
-          fail(entry.first, field, "unknown key (known: group, kind, training, operations, templates, podLabels, enabled)");
+          fail(entry.first, field, "unknown key (known: group, kind, training, operations, templates, podLabels, skipChecks, enabled)");
         }
       }
       if (!has_kind) fail(node, key, "every entry needs a kind");

@@ -343,10 +343,11 @@ std::vector<GapCase> gap_cases() {
        {{kCheckpoint, "", {"/ckpt", "ephemeral", "\"ckpt\""}},
         {kZone, "", {"\"us-central1-a\"", "required node affinity"}},
         {kGpu, "", kDefault300}}},
+      // No gpu-health-tolerations: the DaemonSet controller overwrites those
+      // tolerations (skipChecks in the default table).
       {"daemonset", "apps/v1", "DaemonSet",
        {{kCheckpoint, "", kNoDurable},
-        {kZone, "", {"\"us-east-1c\"", "nodeSelector"}},
-        {kGpu, "", kDefault300}}},
+        {kZone, "", {"\"us-east-1c\"", "nodeSelector"}}}},
       {"jobset", "jobset.x-k8s.io/v1alpha2", "JobSet",
        {{kCheckpoint, "replicatedJob driver, replicatedJob workers", kNoDurable},
         {kZone, "replicatedJob workers", {"\"us-east-1a\"", "nodeSelector"}},

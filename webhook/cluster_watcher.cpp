@@ -126,7 +126,7 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
 
   http::request<http::empty_body> request(const std::string& target) const {
     http::request<http::empty_body> req{http::verb::get, target, 11};
-    req.set(http::field::host, endpoint.host);
+    req.set(http::field::host, endpoint.host.find(':') == std::string::npos ? endpoint.host : "[" + endpoint.host + "]");
     req.set(http::field::user_agent, "kubegap-webhook");
     req.set(http::field::accept, "application/json");
     if (const auto token = endpoint.bearer_token(); !token.empty()) {
@@ -283,6 +283,9 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
           metrics.cluster_synced(resource.name, resource.store.size());
           continue;
         }
+        // An event we cannot read would come back on every resume from the same version:
+        // list again instead (after the backoff below).
+        if (error.rfind("watch event", 0) == 0) resource.listed = false;
       }
       if (stopped) break;
       metrics.cluster_error(resource.name);

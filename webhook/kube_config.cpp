@@ -13,7 +13,8 @@ namespace {
 
 std::string decode_base64(const std::string& text, const std::string& what, const std::string& source) {
   namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::decoded_size(text.size()), '\0');
+  // decoded_size() assumes padded input; unpadded text decodes up to 2 bytes more.
+  std::string out((text.size() + 3) / 4 * 3, '\0');
   const auto [written, read] = b64::decode(out.data(), text.data(), text.size());
   if (read != text.size() && text.find_first_not_of(" \n\r\t=", read) != std::string::npos) {
     throw ConfigError(source + ": " + what + " is not valid base64");
@@ -92,7 +93,9 @@ std::optional<KubeEndpoint> in_cluster_endpoint(const std::string& sa_dir) {
   return out;
 }
 
-KubeEndpoint load_kubeconfig(const std::string& path) {
+// A function-try-block: valid YAML of the wrong shape (a scalar where a mapping belongs)
+// makes yaml-cpp throw from operator[]; report it as a ConfigError naming the file.
+KubeEndpoint load_kubeconfig(const std::string& path) try {
   YAML::Node root;
   try {
     root = YAML::Load(read_file(path));
@@ -131,6 +134,9 @@ KubeEndpoint load_kubeconfig(const std::string& path) {
     throw ConfigError(path + ": user " + user_name + " has a client certificate without a key, or a key without a certificate");
   }
   return out;
+} catch (const YAML::Exception& e) {
+  throw ConfigError(path + (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +
+                    ": unexpected kubeconfig structure: " + e.msg);
 }
 
 }  // namespace kubegap

@@ -14,6 +14,8 @@ bool LineSplitter::feed(std::string_view data, const std::function<void(std::str
       pending_.append(data);
       return true;
     }
+    // The limit holds wherever the stream was cut, also when the newline is in this chunk.
+    if (pending_.size() + newline > kMaxLine) return false;
     if (pending_.empty()) {
       if (newline > 0) on_line(data.substr(0, newline));
     } else {

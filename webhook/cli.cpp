@@ -22,6 +22,7 @@
 #include "webhook/kube_config.h"
 #include "webhook/health_server.h"
 #include "webhook/logging.h"
+#include "webhook/offline_check.h"
 #include "webhook/policy_loader.h"
 #include "webhook/server.h"
 #include "webhook/reloaders.h"
@@ -42,6 +43,7 @@ single-zone pins and GPU health tolerations, citing public incident cases.
 
 Usage:
   kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]   serve the webhook
+  kubegap-webhook check [flags] PATH...                           check manifests offline
   kubegap-webhook cases [--output text|json]                      list the case library
   kubegap-webhook version                                         print the version
 
@@ -75,6 +77,23 @@ Flags:
                              default 2)
   --log-level LEVEL          trace|debug|info|warn|error|off  (default info)
   --log-format FORMAT        text|json                        (default text)
+)";
+
+constexpr const char* kCheckHelp = R"(Usage: kubegap-webhook check [--policy FILE] [--output text|json|sarif] [--fail-on-findings] PATH...
+
+Finds the same gaps as the webhook in manifests, before they reach a cluster.
+PATH is a file, a directory (recursively *.yaml, *.yml, *.json) or - for stdin. Multi-
+document YAML, JSON, List kinds and AdmissionReview files are read. PodDisruptionBudgets
+and Nodes in the input form the cluster view; without any, disruption-budget is
+reported "not evaluated".
+
+Flags:
+  --policy FILE         policy YAML overriding the built-in defaults
+  --output FORMAT       text (default), json, or sarif (SARIF 2.1.0, for code scanning)
+  --fail-on-findings    exit 1 when there is a finding
+
+Exit codes: 0 no findings (or findings without --fail-on-findings), 1 findings with
+--fail-on-findings, 2 usage or input errors (with file and line).
 )";
 
 constexpr const char* kCasesHelp = R"(Usage: kubegap-webhook cases [--output text|json]
@@ -300,6 +319,47 @@ int serve(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int check(const std::vector<std::string>& args) {
+  std::vector<std::string> paths;
+  std::vector<std::string> flag_args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-" || arg.rfind("--", 0) != 0) {
+      if (arg != "-" && !flag_args.empty() && flag_args.back().rfind("--", 0) == 0 &&
+          flag_args.back().find('=') == std::string::npos && flag_args.back() != "--fail-on-findings" &&
+          flag_args.back() != "--help") {
+        flag_args.push_back(arg);  // the value of the flag before it
+      } else {
+        paths.push_back(arg);
+      }
+    } else {
+      flag_args.push_back(arg);
+    }
+  }
+  const bool fail_on_findings = std::erase(flag_args, std::string("--fail-on-findings")) > 0;
+  const FlagParser flags(flag_args, {"policy", "output"});
+  if (flags.help()) {
+    std::cout << kCheckHelp;
+    return kExitOk;
+  }
+  const std::string output = flags.get_or("output", "text");
+  if (output != "text" && output != "json" && output != "sarif") {
+    throw UsageError{"flag --output: expected text, json or sarif, got \"" + output + "\""};
+  }
+  if (paths.empty()) throw UsageError{"check needs at least one PATH (a file, a directory, or - for stdin)"};
+  const auto policy_file = flags.get("policy");
+  const Policy policy = policy_file ? load_policy_file(*policy_file) : default_policy();
+  CheckReport report;
+  try {
+    report = check_paths(paths, policy);
+  } catch (const InputError& e) {
+    std::cerr << "kubegap-webhook check: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report));
+  return fail_on_findings && report.finding_count() > 0 ? kExitError : kExitOk;
+}
+
 int cases(const std::vector<std::string>& args) {
   const FlagParser flags(args, {"output"});
   if (flags.help()) {
@@ -340,6 +400,7 @@ int run_cli(const std::vector<std::string>& args) {
     }
     if (command == "serve") return serve(rest);
     if (command == "cases") return cases(rest);
+    if (command == "check") return check(rest);
     if (command == "version" || command == "--version") return version(rest);
     throw UsageError{"unknown command \"" + command + "\""};
   } catch (const UsageError& e) {

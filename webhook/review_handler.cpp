@@ -51,6 +51,26 @@ AdmissionResponse error_response(std::string_view reason) {
 
 }  // namespace
 
+ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
+                                 const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                 const Policy& policy, const std::string& cluster_unavailable) {
+  ObjectEvaluation out;
+  JsonReader reader;
+  out.object.api_group = row.group;
+  out.object.kind = row.kind;
+  out.object.training_kind = row.training;
+  const JsonPath path{nullptr, json_path};
+  decode_object_meta(reader, json, path, out.object);
+  if (out.object.namespace_name.empty()) out.object.namespace_name = default_namespace;
+  locate_pod_templates(reader, json, path, row, out.object);
+  if (!reader.ok()) {
+    out.error = reader.error();
+    return out;
+  }
+  out.findings = evaluate(out.object, cluster, policy, cluster_unavailable);
+  return out;
+}
+
 ReviewResult ReviewHandler::handle(std::string_view body) const {
   ReviewResult result;
   DecodedReview decoded = decode_review(body);
@@ -77,22 +97,14 @@ ReviewResult ReviewHandler::handle(std::string_view body) const {
   } else if (request.object == nullptr || !request.object->IsObject()) {
     result.error = "request.object is missing or not an object";
   } else {
-    JsonReader reader;
-    WorkloadView object;
-    object.api_group = row->group;
-    object.kind = row->kind;
-    object.training_kind = row->training;
-    const JsonPath object_path{nullptr, "request.object"};
-    decode_object_meta(reader, *request.object, object_path, object);
-    if (object.namespace_name.empty()) object.namespace_name = request.namespace_name;
-    if (result.name.empty()) result.name = object.name;
-    locate_pod_templates(reader, *request.object, object_path, *row, object);
-    if (!reader.ok()) {
-      result.error = reader.error();
+    const auto snapshot = cluster_.snapshot();
+    ObjectEvaluation evaluation = evaluate_object(*request.object, "request.object", *row, request.namespace_name,
+                                                  snapshot.get(), *policy, cluster_.unavailable_reason());
+    if (result.name.empty()) result.name = evaluation.object.name;
+    if (!evaluation.error.empty()) {
+      result.error = std::move(evaluation.error);
     } else {
-      const auto snapshot = cluster_.snapshot();
-      const auto findings = evaluate(object, snapshot.get(), *policy, cluster_.unavailable_reason());
-      response = to_response(findings, result.found);
+      response = to_response(evaluation.findings, result.found);
       result.evaluated = true;
     }
   }

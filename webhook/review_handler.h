@@ -11,7 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include <rapidjson/document.h>
+
 #include "policies/cluster_view.h"
+#include "policies/pod_view.h"
 #include "policies/finding.h"
 #include "policies/policy.h"
 
@@ -41,6 +44,19 @@ struct ReviewResult {
   std::vector<std::string> found;    // check ids with a warning
   std::string error;                 // why the request was not an AdmissionReview / not evaluable
 };
+
+// ObjectEvaluation: one object (a Pod or a workload) through the engine: its view, the
+// findings, or why it could not be read. Shared by the webhook and `check`.
+struct ObjectEvaluation {
+  WorkloadView object;
+  std::vector<Finding> findings;
+  std::string error;  // a type error, with its JSON path; findings are empty then
+};
+
+// evaluate_object: decodes `json` (an object of kind `row`) and evaluates its pod specs.
+ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
+                                 const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                 const Policy& policy, const std::string& cluster_unavailable);
 
 class ReviewHandler {
  public:

@@ -324,7 +324,7 @@ int check(const std::vector<std::string>& args) {
   std::vector<std::string> flag_args;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "-" || arg.rfind("--", 0) != 0) {
+    if (arg == "-" || (arg.rfind("--", 0) != 0 && arg != "-h")) {  // -h: help, as in every command
       if (arg != "-" && !flag_args.empty() && flag_args.back().rfind("--", 0) == 0 &&
           flag_args.back().find('=') == std::string::npos && flag_args.back() != "--fail-on-findings" &&
           flag_args.back() != "--help") {

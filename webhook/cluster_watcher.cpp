@@ -86,10 +86,9 @@ struct Watched {
 };
 
 struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl> {
-  Impl(net::io_context& ioc_, KubeEndpoint endpoint_, Metrics& metrics_, WatcherOptions options_,
-       ClusterWatcher& owner_)
+  Impl(net::io_context& ioc_, KubeEndpoint endpoint_, Metrics& metrics_, WatcherOptions options_)
       : ioc(ioc_), strand(net::make_strand(ioc_)), endpoint(std::move(endpoint_)), metrics(metrics_),
-        options(options_), tls(make_client_tls_context(endpoint)), owner(owner_),
+        options(options_), tls(make_client_tls_context(endpoint)),
         publish_timer(strand), random(std::random_device{}()) {}
 
   net::io_context& ioc;
@@ -98,7 +97,10 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
   Metrics& metrics;
   WatcherOptions options;
   ssl::context tls;
-  ClusterWatcher& owner;
+  // What reviews read: the latest snapshot (atomic, no mutex) and whether both resources
+  // have been listed once.
+  std::atomic<std::shared_ptr<const ClusterSnapshot>> snapshot;
+  std::atomic<bool> synced{false};
   net::steady_timer publish_timer;
   bool publish_pending = false;
   bool stopped = false;
@@ -309,12 +311,12 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
   }
 
   void publish() {
-    if (!budgets.listed && !owner.synced_) return;
-    if (!nodes.listed && !owner.synced_) return;
-    owner.snapshot_.store(std::make_shared<const ClusterSnapshot>(budgets.store.values(), nodes.store.values()));
+    if (!budgets.listed && !synced) return;
+    if (!nodes.listed && !synced) return;
+    snapshot.store(std::make_shared<const ClusterSnapshot>(budgets.store.values(), nodes.store.values()));
     metrics.cluster_objects(budgets.name, budgets.store.size());
     metrics.cluster_objects(nodes.name, nodes.store.size());
-    if (!owner.synced_.exchange(true)) {
+    if (!synced.exchange(true)) {
       log_event(spdlog::level::info, "cluster view synced",
                 {{"poddisruptionbudgets", std::to_string(budgets.store.size()), false},
                  {"nodes", std::to_string(nodes.store.size()), false}});
@@ -331,7 +333,11 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
 };
 
 ClusterWatcher::ClusterWatcher(net::io_context& ioc, KubeEndpoint endpoint, Metrics& metrics, WatcherOptions options)
-    : impl_(std::make_shared<Impl>(ioc, std::move(endpoint), metrics, options, *this)) {}
+    : impl_(std::make_shared<Impl>(ioc, std::move(endpoint), metrics, options)) {}
+
+bool ClusterWatcher::synced() const { return impl_->synced.load(); }
+
+std::shared_ptr<const ClusterSnapshot> ClusterWatcher::snapshot() const { return impl_->snapshot.load(); }
 
 ClusterWatcher::~ClusterWatcher() { stop(); }
 

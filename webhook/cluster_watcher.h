@@ -44,15 +44,14 @@ class ClusterWatcher final : public ClusterView {
   void stop();
 
   // synced: both resources have been listed once.
-  bool synced() const { return synced_.load(); }
-  std::shared_ptr<const ClusterSnapshot> snapshot() const override { return snapshot_.load(); }
+  bool synced() const;
+  std::shared_ptr<const ClusterSnapshot> snapshot() const override;
   std::string unavailable_reason() const override { return "cluster view not synced"; }
 
  private:
   struct Impl;
+  // Shared with the coroutines, which may outlive this object by a few handlers.
   std::shared_ptr<Impl> impl_;
-  std::atomic<std::shared_ptr<const ClusterSnapshot>> snapshot_;
-  std::atomic<bool> synced_{false};
 };
 
 // make_client_tls_context: trust the endpoint's CA (or the system store), present its

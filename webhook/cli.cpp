@@ -348,10 +348,13 @@ int check(const std::vector<std::string>& args) {
   }
   if (paths.empty()) throw UsageError{"check needs at least one PATH (a file, a directory, or - for stdin)"};
   const auto policy_file = flags.get("policy");
-  const Policy policy = policy_file ? load_policy_file(*policy_file) : default_policy();
   CheckReport report;
   try {
+    const Policy policy = policy_file ? load_policy_file(*policy_file) : default_policy();
     report = check_paths(paths, policy);
+  } catch (const ConfigError& e) {  // the contract: parse errors of any input exit 2
+    std::cerr << "kubegap-webhook check: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const InputError& e) {
     std::cerr << "kubegap-webhook check: " << e.what() << "\n";
     return kExitUsage;

@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# `kubegap-webhook check` as a CI pipeline runs it: golden outputs for text, json and
+# sarif; the JSON schema; SARIF locations; exit codes; stdin; the cluster view built from
+# the input; skipped kinds; --policy.
+#   tests/check/check_test.sh BINARY SOURCE_DIR
+# Paths are relative to SOURCE_DIR so the outputs are stable. KUBEGAP_UPDATE_GOLDEN=1
+# rewrites the golden files (read them before committing).
+set -uo pipefail
+bin=$(realpath "$1")
+cd "$2" || exit 2
+fx=tests/fixtures/check
+golden=$fx/golden
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0 passes=0
+pass() { echo "ok   - $1"; passes=$((passes + 1)); }
+fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+
+# run ARGS...: runs check, stdout in $tmp/out, stderr in $tmp/err, exit code in $rc.
+run() { "$bin" check "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+
+# expect CODE PATTERN DESCRIPTION -- ARGS...: exit code and an ERE in stdout+stderr.
+expect() {
+  local code=$1 pattern=$2 what=$3; shift 4
+  run "$@"
+  local out; out=$(cat "$tmp/out" "$tmp/err")
+  if [[ $rc -ne $code ]]; then fail "$what: exit $rc, want $code; output: $out"
+  elif ! grep -qE -- "$pattern" <<<"$out"; then fail "$what: output lacks /$pattern/: $out"
+  else pass "$what"; fi
+}
+
+# py DESCRIPTION SCRIPT [ARGS...]: a python assertion over $tmp/out (sys.argv[1]).
+py() {
+  local what=$1 script=$2; shift 2
+  local msg
+  if msg=$(python3 -c "$script" "$tmp/out" "$@" 2>&1); then pass "$what"; else fail "$what: $msg"; fi
+}
+
+# The version is in the json and sarif outputs; the golden files say @VERSION@.
+version=$("$bin" version | awk '{print $2}')
+normalize() { sed "s/\"version\": \"$version\"/\"version\": \"@VERSION@\"/"; }
+
+# --- golden outputs, one per format, over the fixture directory --------------------------
+for format in text json sarif; do
+  ext=$([[ $format == text ]] && echo txt || echo "$format")
+  want=$golden/manifests.$ext
+  run --output "$format" "$fx/manifests"
+  if [[ $format == text ]]; then cp "$tmp/out" "$tmp/got"; else normalize <"$tmp/out" >"$tmp/got"; fi
+  if [[ $rc -ne 0 ]]; then fail "golden $format: exit $rc: $(cat "$tmp/err")"; continue; fi
+  if [[ ${KUBEGAP_UPDATE_GOLDEN:-0} == 1 ]]; then
+    cp "$tmp/got" "$want"
+    pass "golden $format: rewrote $want"
+  elif diff -u "$want" "$tmp/got"; then
+    pass "golden $format matches $want"
+  else
+    fail "golden $format differs from $want (KUBEGAP_UPDATE_GOLDEN=1 rewrites it)"
+  fi
+done
+
+# --- the JSON schema -------------------------------------------------------------------------
+run --output json "$fx/manifests"
+py "json: parses and follows the documented schema" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert set(r) == {"apiVersion", "kind", "version", "objects", "skipped", "summary"}, sorted(r)
+assert r["apiVersion"] == "kubegap.io/v1alpha1" and r["kind"] == "CheckReport", r
+assert isinstance(r["version"], str) and r["version"]
+checks = {"checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"}
+findings = 0
+for o in r["objects"]:
+    for k, t in (("file", str), ("line", int), ("kind", str), ("namespace", str), ("name", str), ("findings", list)):
+        assert isinstance(o.get(k), t), (k, o)
+    assert o["line"] >= 1, o
+    for f in o["findings"]:
+        for k, t in (("check", str), ("outcome", str), ("message", str), ("reason", str), ("parts", list), ("cases", list)):
+            assert isinstance(f.get(k), t), (k, f)
+        assert f["check"] in checks, f
+        assert f["outcome"] in ("finding", "exempt", "not-evaluated"), f
+        assert f["cases"], f
+        for c in f["cases"]:
+            assert set(c) == {"id", "url"} and c["url"].startswith("https://"), c
+        if f["outcome"] == "finding":
+            findings += 1
+            assert f["message"].startswith("kubegap/" + f["check"] + ": "), f
+            assert "(case " + f["cases"][0]["id"] + ")" in f["message"], f
+        else:
+            assert f["message"] == "", f
+for s in r["skipped"]:
+    for k, t in (("file", str), ("line", int), ("kind", str), ("name", str)):
+        assert isinstance(s.get(k), t), (k, s)
+sm = r["summary"]
+assert sm["objects"] == len(r["objects"]) == 7, sm
+assert sm["findings"] == findings == 12, (sm, findings)
+assert sm["podDisruptionBudgets"] == 1 and sm["nodes"] == 0, sm
+'
+py "json: every file of the tree but README.txt; kinds and lines as in the files" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+files = {o["file"] for o in r["objects"]} | {s["file"] for s in r["skipped"]}
+base = "tests/fixtures/check/manifests/"
+assert files == {base + f for f in ("training.yaml", "pods.json", "review.json", "nested/team-b/jobs.yml")}, files
+got = [(o["file"][len(base):], o["line"], o["kind"], o["namespace"], o["name"]) for o in r["objects"]]
+want = [("nested/team-b/jobs.yml", 12, "Deployment", "team-b", "tensorboard"),
+        ("pods.json", 5, "Pod", "ml-research", "eval-0"),
+        ("pods.json", 34, "Pod", "frontend", "web"),
+        ("pods.json", 40, "Pod", "ml-research", "notebook"),
+        ("review.json", 11, "Pod", "ml-research", "captured-0"),
+        ("training.yaml", 6, "PyTorchJob", "ml-research", "llm-pretrain"),
+        ("training.yaml", 56, "Job", "ml-research", "llm-finetune")]
+assert got == want, got
+skipped = [(s["file"][len(base):], s["line"], s["kind"], s["name"]) for s in r["skipped"]]
+assert skipped == [("nested/team-b/jobs.yml", 3, "TrainJob", "llama-sft"),
+                   ("training.yaml", 89, "ConfigMap", "finetune-config")], skipped
+by_name = {o["name"]: {f["check"]: f for f in o["findings"]} for o in r["objects"]}
+pt = by_name["llm-pretrain"]
+assert set(pt) == {"checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"}, pt
+assert pt["zone-spread"]["parts"] == ["replica Master", "replica Worker"], pt["zone-spread"]
+# The PDB in training.yaml selects the Job by batch.kubernetes.io/job-name: no disruption-budget.
+assert set(by_name["llm-finetune"]) == {"checkpoint-volume"}, by_name["llm-finetune"]
+assert by_name["notebook"]["checkpoint-volume"]["outcome"] == "exempt", by_name["notebook"]
+assert by_name["notebook"]["checkpoint-volume"]["reason"] == "exempt: interactive notebook, nothing to resume"
+assert by_name["web"] == {} and by_name["tensorboard"] == {}, by_name
+'
+
+# --- SARIF -----------------------------------------------------------------------------------
+run --output sarif "$fx/manifests"
+# shellcheck disable=SC2016  # python, not shell: $schema is a JSON key
+py "sarif: 2.1.0, the four rules, every result located at its object" '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["version"] == "2.1.0", s["version"]
+assert "sarif" in s["$schema"], s["$schema"]
+run = s["runs"][0]
+rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+assert rules == ["checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"], rules
+for r in run["tool"]["driver"]["rules"]:
+    assert r["shortDescription"]["text"] and r["helpUri"].startswith("https://"), r
+results = run["results"]
+assert len(results) == 13, len(results)  # 12 findings and 1 exempt (suppressed)
+for x in results:
+    assert x["ruleId"] in rules, x
+    assert x["level"] in ("warning", "error", "note"), x
+    assert x["message"]["text"], x
+    loc = x["locations"][0]["physicalLocation"]
+    uri, line = loc["artifactLocation"]["uri"], loc["region"]["startLine"]
+    text = open(uri).read().splitlines()[line - 1]
+    # Every object starts at its apiVersion (YAML) or at its opening brace (JSON).
+    assert text.startswith("apiVersion:") or text.rstrip().endswith("{"), (uri, line, text)
+suppressed = [x for x in results if x.get("suppressions")]
+assert len(suppressed) == 1 and suppressed[0]["ruleId"] == "checkpoint-volume", suppressed
+assert suppressed[0]["suppressions"][0]["justification"] == "interactive notebook, nothing to resume"
+'
+py "sarif: two results checked by hand (PyTorchJob zone-spread, Job checkpoint-volume)" '
+import json, sys
+results = json.load(open(sys.argv[1]))["runs"][0]["results"]
+def at(rule, name):
+    [x] = [x for x in results if x["ruleId"] == rule and name in x["message"]["text"]]
+    loc = x["locations"][0]["physicalLocation"]
+    return x["message"]["text"], loc["artifactLocation"]["uri"], loc["region"]["startLine"]
+text, uri, line = at("zone-spread", "PyTorchJob ml-research/llm-pretrain")
+assert (uri, line) == ("tests/fixtures/check/manifests/training.yaml", 6), (uri, line)
+assert "pinned to zone \"us-central1-a\" by nodeSelector" in text, text
+assert open(uri).read().splitlines()[5] == "apiVersion: kubeflow.org/v1"
+assert open(uri).read().splitlines()[6] == "kind: PyTorchJob"
+text, uri, line = at("checkpoint-volume", "Job ml-research/llm-finetune")
+assert (uri, line) == ("tests/fixtures/check/manifests/training.yaml", 56), (uri, line)
+assert "emptyDir \"ckpt\"" in text, text
+assert open(uri).read().splitlines()[55:57] == ["apiVersion: batch/v1", "kind: Job"]
+text, uri, line = at("gpu-health-tolerations", "Pod ml-research/captured-0")
+assert (uri, line) == ("tests/fixtures/check/manifests/review.json", 11), (uri, line)
+assert "\"object\": {" in open(uri).read().splitlines()[10]
+'
+run --output sarif "$fx/single/job-and-pdb.yaml"
+py "sarif: a clean input has the rules and no results" '
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+assert len(run["tool"]["driver"]["rules"]) == 4 and run["results"] == [], run["results"]
+'
+
+# --- exit codes ------------------------------------------------------------------------------
+expect 0 "1 object\(s\) checked, 0 finding\(s\)$" "exit 0 when clean" -- "$fx/single/job-and-pdb.yaml"
+expect 0 "7 object\(s\) checked, 12 finding\(s\)" "exit 0 with findings (no --fail-on-findings)" -- "$fx/manifests"
+expect 1 "7 object\(s\) checked, 12 finding\(s\)" "exit 1 with findings and --fail-on-findings" -- --fail-on-findings "$fx/manifests"
+expect 0 "0 finding\(s\)" "exit 0 when clean with --fail-on-findings" -- --fail-on-findings "$fx/single/job-and-pdb.yaml"
+expect 0 "0 finding\(s\)" "not evaluated is not a finding (--fail-on-findings, no PDB)" -- --fail-on-findings "$fx/single/job.yaml"
+expect 1 '"findings": 12' "exit 1 with --output json --fail-on-findings, flags after the path" -- "$fx/manifests" --output json --fail-on-findings
+expect 2 "^kubegap-webhook check: $fx/invalid/malformed.yaml:11: invalid YAML" \
+  "exit 2 on malformed YAML, naming file and line" -- "$fx/invalid/malformed.yaml"
+if [[ -s $tmp/out ]]; then fail "exit 2 wrote a partial report on stdout: $(head -c 300 "$tmp/out")"
+else pass "exit 2 prints nothing on stdout"; fi
+expect 2 "$fx/invalid/no-kind.yaml:9: not a Kubernetes object: apiVersion and kind are required" \
+  "exit 2 on a document without kind, naming file and line" -- "$fx/invalid/no-kind.yaml"
+expect 2 "no Kubernetes objects found.*$fx/invalid/empty.yaml: no Kubernetes objects" \
+  "exit 2 on an empty file only" -- "$fx/invalid/empty.yaml"
+expect 2 "no Kubernetes objects" "exit 2 on a file of comments and --- only" -- "$fx/invalid/comments-only.yaml"
+expect 2 "$fx/does-not-exist.yaml: no such file or directory" "exit 2 on a missing path" -- "$fx/does-not-exist.yaml"
+expect 2 "$fx/does-not-exist: no such file or directory" "exit 2 on a missing path next to a good one" -- \
+  "$fx/single/job.yaml" "$fx/does-not-exist"
+expect 2 'flag --output: expected text, json or sarif, got "xml"' "exit 2 on an unknown --output" -- --output xml "$fx/manifests"
+expect 2 "check needs at least one PATH" "exit 2 without PATH" --
+expect 2 "check needs at least one PATH" "exit 2 without PATH (flags only)" -- --output json --fail-on-findings
+expect 2 "unknown flag --bogus" "exit 2 on an unknown flag" -- --bogus "$fx/manifests"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: {name: c}\n' >"$tmp/type-error.yaml"
+expect 2 "type-error.yaml:1: Pod.spec.containers: expected an array" \
+  "exit 2 on an object that cannot be decoded, naming file, line and JSON path" -- "$tmp/type-error.yaml"
+printf 'enabledChecks: [checkpoint-volume]\nfrobnicate: true\n' >"$tmp/bad-policy.yaml"
+expect 2 "bad-policy.yaml:2: frobnicate: unknown key" "a bad --policy file is a parse error: exit 2 naming file and line" -- \
+  --policy "$tmp/bad-policy.yaml" "$fx/manifests"
+expect 0 "Usage: kubegap-webhook check" "check --help" -- --help
+expect 0 "Usage: kubegap-webhook check" "check -h" -- -h
+if [[ -s $tmp/err ]]; then fail "check -h wrote to stderr: $(cat "$tmp/err")"; fi
+
+# --- inputs ----------------------------------------------------------------------------------
+run - <"$fx/single/job.yaml"
+if [[ $rc -eq 0 ]] && grep -q "^Job vision/resnet-train (<stdin>:3)$" "$tmp/out"; then
+  pass "stdin (-) is read"
+else fail "stdin: exit $rc: $(cat "$tmp/out" "$tmp/err")"; fi
+run --output json "$fx/single/job.yaml"; cp "$tmp/out" "$tmp/file.json"
+run --output json - <"$fx/single/job.yaml"
+py "stdin gives the same report as the file, but for the file name" '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert [o.pop("file") for o in a["objects"]] == ["<stdin>"]
+[o.pop("file") for o in b["objects"]]
+assert a == b, (a, b)
+' "$tmp/file.json"
+
+run --output json "$fx/single/job-and-pdb.yaml"
+py "a Job and its PDB in one file: disruption-budget passes" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+[o] = r["objects"]
+assert (o["kind"], o["name"], o["findings"]) == ("Job", "resnet-train", []), o
+assert r["summary"] == {"objects": 1, "findings": 0, "podDisruptionBudgets": 1, "nodes": 0}, r["summary"]
+assert r["skipped"] == [], r["skipped"]  # a PDB is the cluster view, not a skipped object
+'
+run --output json "$fx/single/job.yaml"
+py "the same Job without the PDB: disruption-budget not evaluated" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+[o] = r["objects"]
+[f] = o["findings"]
+assert (f["check"], f["outcome"]) == ("disruption-budget", "not-evaluated"), f
+assert f["reason"] == "not evaluated: no PodDisruptionBudgets or Nodes in the input", f
+assert r["summary"]["findings"] == 0 and r["summary"]["podDisruptionBudgets"] == 0, r["summary"]
+'
+expect 0 "disruption-budget: not evaluated: no PodDisruptionBudgets or Nodes in the input" \
+  "text: not evaluated is shown on the object" -- "$fx/single/job.yaml"
+# The view spans every PATH: the Job from one file, its PDB from stdin.
+sed -n '/^kind: PodDisruptionBudget/,$p' "$fx/single/job-and-pdb.yaml" | sed '1i apiVersion: policy/v1' >"$tmp/pdb.yaml"
+run --output json "$fx/single/job.yaml" - <"$tmp/pdb.yaml"
+py "the cluster view spans files (the PDB on stdin covers the Job in a file)" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [o["findings"] for o in r["objects"]] == [[]], r["objects"]
+assert r["summary"]["podDisruptionBudgets"] == 1, r["summary"]
+'
+
+run --output json "$fx/single/nodes-and-pod.yaml"
+py "Nodes in the input form the view: node-aware zone-spread, disruption-budget evaluated" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+[o] = r["objects"]
+assert (o["kind"], o["name"], o["line"]) == ("Pod", "finetune-0", 16), o
+f = {x["check"]: x for x in o["findings"]}
+assert set(f) == {"disruption-budget", "zone-spread"}, f
+assert all(x["outcome"] == "finding" for x in f.values()), f
+assert "us-east-1a" in f["zone-spread"]["reason"], f["zone-spread"]
+assert r["summary"] == {"objects": 1, "findings": 2, "podDisruptionBudgets": 0, "nodes": 2}, r["summary"]
+assert r["skipped"] == [], r["skipped"]  # Nodes are the cluster view, not skipped objects
+'
+
+run --output json "$fx/single/configmap.yaml"
+py "unknown kinds (ConfigMap, a CRD not in the table) are skipped, not errors" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["objects"] == [], r["objects"]
+assert [(s["kind"], s["name"], s["line"]) for s in r["skipped"]] == [("ConfigMap", "settings", 2), ("Widget", "gadget", 9)], r["skipped"]
+'
+expect 0 "skipped Widget gadget \($fx/single/configmap.yaml:9\): not a kind kubegap evaluates" \
+  "text: skipped kinds are listed, exit 0" -- "$fx/single/configmap.yaml"
+expect 0 "note: $fx/invalid/empty.yaml: no Kubernetes objects" "an empty file next to objects is a note, not an error" -- \
+  "$fx/invalid/empty.yaml" "$fx/single/job.yaml"
+
+run --output json --policy "$fx/policy-no-zone-spread.yaml" "$fx/manifests"
+py "--policy is honoured (zone-spread disabled, the others still run)" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+checks = {f["check"] for o in r["objects"] for f in o["findings"]}
+assert checks == {"checkpoint-volume", "disruption-budget", "gpu-health-tolerations"}, checks
+assert r["summary"]["findings"] == 10, r["summary"]  # 12 less the two zone-spread findings
+'
+expect 0 "7 object\(s\) checked, 10 finding\(s\)" "--policy=FILE form" -- "--policy=$fx/policy-no-zone-spread.yaml" "$fx/manifests"
+
+echo "# $passes passed, $failures failed"
+[[ $failures -eq 0 ]]

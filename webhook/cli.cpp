@@ -271,6 +271,19 @@ int serve(const std::vector<std::string>& args) {
   WebhookServer server(ioc, tls, handler, metrics, options);
   HealthServer health(ioc, readiness, metrics, health_endpoint);
   note_certificate(tls, metrics);
+  // Re-check the expiry twice a day, so a certificate that nobody rotates is warned
+  // about when it crosses the 30-day line, not only at start.
+  net::co_spawn(
+      ioc,
+      [&]() -> net::awaitable<void> {
+        net::steady_timer timer(co_await net::this_coro::executor);
+        for (;;) {
+          timer.expires_after(std::chrono::hours(12));
+          co_await timer.async_wait(net::use_awaitable);
+          note_certificate(tls, metrics);
+        }
+      },
+      net::detached);
   auto tls_watch = watch_tls_files(ioc, tls, metrics, reload_interval);
   tls_watch->start();
   std::unique_ptr<FileWatcher> policy_watch;

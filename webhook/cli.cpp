@@ -208,7 +208,7 @@ net::awaitable<void> wait_for_sync(const ClusterWatcher& watcher, ReadinessState
     log_event(spdlog::level::warn, "cluster view not synced in time; ready without it",
               {{"timeout_s", std::to_string(timeout.count()), false}});
   }
-  readiness.ready = true;
+  readiness.mark_ready();
 }
 
 int serve(const std::vector<std::string>& args) {
@@ -294,7 +294,7 @@ int serve(const std::vector<std::string>& args) {
   const auto bound = server.listen();
   const auto health_bound = health.listen();
   if (watcher == nullptr) {
-    readiness.ready = true;
+    readiness.mark_ready();
   } else {
     watcher->start();
     // Ready once the view has synced, or after the timeout: a webhook that never becomes
@@ -312,7 +312,7 @@ int serve(const std::vector<std::string>& args) {
   net::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
-    readiness.ready = false;
+    readiness.mark_shutting_down();
     log_event(spdlog::level::info, "shutting down", {{"signal", std::to_string(signal), false}});
     if (watcher != nullptr) watcher->stop();
     tls_watch->stop();

@@ -191,7 +191,13 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
                                "&timeoutSeconds=" + std::to_string(options.watch_timeout.count());
     auto [ec, stream] = co_await connect();
     if (ec) co_return "connect: " + ec.message();
+    if (stopped) co_return "";
     resource.active = stream;
+    // However the watch ends, the connection is dropped with it.
+    struct Release {
+      std::shared_ptr<Stream>& active;
+      ~Release() { active.reset(); }
+    } release{resource.active};
     auto& lowest = beast::get_lowest_layer(*stream);
     lowest.expires_after(std::chrono::seconds(30));
     auto req = request(target);
@@ -240,7 +246,6 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
       if (!fits) problem = "watch event larger than the line limit";
       if (changed) schedule_publish();
     }
-    resource.active.reset();
     co_return problem;
   }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 namespace kubegap {
@@ -15,8 +16,8 @@ namespace net = boost::asio;
 
 struct FileWatcher::State {
   State(net::io_context& ioc, std::vector<std::string> p, std::chrono::milliseconds i, std::function<bool()> c)
-      : timer(ioc), paths(std::move(p)), interval(i), on_change(std::move(c)) {}
-  net::steady_timer timer;
+      : timer(net::make_strand(ioc)), paths(std::move(p)), interval(i), on_change(std::move(c)) {}
+  net::steady_timer timer;  // on a strand: the loop and stop() never run at once
   std::vector<std::string> paths;
   std::chrono::milliseconds interval;
   std::function<bool()> on_change;

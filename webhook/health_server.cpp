@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
@@ -29,6 +30,7 @@ net::awaitable<void> serve_health(tcp::socket socket, const ReadinessState& read
   auto [ec, n] = co_await http::async_read(stream, buffer, parser, kAwait);
   if (ec) co_return;
   HttpResponse response = route_health_request(parser.get(), readiness, metrics);
+  without_body_for_head(parser.get().method(), response);
   response.keep_alive(false);
   co_await http::async_write(stream, response, kAwait);
   beast::error_code ignored;
@@ -68,10 +70,15 @@ tcp::endpoint HealthServer::listen() {
   net::co_spawn(
       acceptor_.get_executor(),
       [this]() -> net::awaitable<void> {
+        net::steady_timer backoff(acceptor_.get_executor());
         for (;;) {
           auto [ec, socket] = co_await acceptor_.async_accept(net::make_strand(ioc_), kAwait);
           if (ec == net::error::operation_aborted || !acceptor_.is_open()) co_return;
-          if (ec) continue;
+          if (ec) {  // e.g. EMFILE: the listener stays readable, so do not spin
+            backoff.expires_after(std::chrono::milliseconds(50));
+            co_await backoff.async_wait(kAwait);
+            continue;
+          }
           auto executor = socket.get_executor();
           net::co_spawn(executor, serve_health(std::move(socket), readiness_, metrics_), net::detached);
         }

@@ -16,6 +16,15 @@ namespace kubegap {
 
 struct ReadinessState {
   std::atomic<bool> ready{false};
+  std::atomic<bool> shutting_down{false};  // once set, ready stays false
+
+  void mark_ready() {
+    if (!shutting_down.load()) ready = true;
+  }
+  void mark_shutting_down() {
+    shutting_down = true;
+    ready = false;
+  }
 };
 
 // route_health_request: the pure part, testable without sockets.

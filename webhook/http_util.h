@@ -21,6 +21,14 @@ inline HttpResponse make_response(unsigned version, boost::beast::http::status s
   return response;
 }
 
+// without_body_for_head: a response to HEAD carries the headers only; a body would be
+// read as the start of the next response on a kept-alive connection.
+inline void without_body_for_head(boost::beast::http::verb method, HttpResponse& response) {
+  if (method != boost::beast::http::verb::head) return;
+  response.body().clear();
+  response.content_length(0);
+}
+
 // path_of: the target without its query string (the API server adds ?timeout=10s).
 inline std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));

@@ -105,6 +105,9 @@ std::string Metrics::render() const {
   out << "# HELP kubegap_in_flight_requests Requests being handled now.\n"
          "# TYPE kubegap_in_flight_requests gauge\n"
          "kubegap_in_flight_requests " << in_flight_.load() << "\n"
+      << "# HELP kubegap_connections_refused_total Connections closed on accept: over the connection cap.\n"
+         "# TYPE kubegap_connections_refused_total counter\n"
+         "kubegap_connections_refused_total " << connections_refused_.load() << "\n"
       << "";
   if (cluster_view_.load()) {
     const auto each = [&](const char* name, const char* type, const char* help, auto value) {

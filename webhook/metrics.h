@@ -18,6 +18,7 @@ class Metrics {
   // record_review: one answered /validate request: its HTTP status, latency and the
   // check ids that produced warnings.
   void record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found);
+  void connection_refused() { connections_refused_.fetch_add(1, std::memory_order_relaxed); }
   void request_started() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void request_finished() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
@@ -54,6 +55,7 @@ class Metrics {
   std::vector<std::string> check_ids_;
   std::vector<std::atomic<std::uint64_t>> findings_;
   std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::uint64_t> connections_refused_{0};
 
   static constexpr std::array<std::string_view, 2> kClusterResources = {"poddisruptionbudgets", "nodes"};
   struct ClusterResourceMetrics {

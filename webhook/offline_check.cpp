@@ -54,6 +54,11 @@ class InputReader {
   std::vector<InputObject> objects;
   std::vector<std::string> notes;
 
+ private:
+  std::size_t budget_ = 0;  // nodes the current file may still expand to
+
+ public:
+
   void read_path(const std::string& path) {
     if (path == "-") {
       std::ostringstream text;
@@ -97,15 +102,24 @@ class InputReader {
       throw InputError(where(file, e.mark.line + 1) + ": invalid YAML: " + e.msg);
     }
     const std::size_t before = objects.size();
+    budget_ = yaml_node_budget(text.size());
     for (const auto& document : documents) {
       if (!document || document.IsNull()) continue;
-      add(document, file);
+      try {
+        add(document, file, 0);
+      } catch (const YAML::Exception& e) {  // e.g. a scalar where a mapping was expected
+        throw InputError(where(file, e.mark.line + 1) + ": " + e.msg);
+      } catch (const ConfigError& e) {
+        throw InputError(file + ": " + e.what());
+      }
     }
     if (objects.size() == before) notes.push_back(file + ": no Kubernetes objects");
   }
 
-  void add(const YAML::Node& node, const std::string& file) {
+  void add(const YAML::Node& node, const std::string& file, int depth) {
     const int line = node.Mark().line + 1;
+    // Lists in Lists through aliases could recurse without end.
+    if (depth > 8) throw InputError(where(file, line) + ": Lists nested too deeply");
     if (!node.IsMap()) throw InputError(where(file, line) + ": expected a Kubernetes object (a mapping)");
     const YAML::Node kind = node["kind"];
     const std::string kind_text = kind && kind.IsScalar() ? kind.Scalar() : "";
@@ -116,17 +130,17 @@ class InputReader {
     if (kind_text.size() >= 4 && kind_text.ends_with("List") && node["items"]) {
       const YAML::Node items = node["items"];
       if (!items.IsSequence()) throw InputError(where(file, line) + ": " + kind_text + ".items is not a list");
-      for (const auto& item : items) add(item, file);
+      for (const auto& item : items) add(item, file, depth + 1);
       return;
     }
     if (kind_text == "AdmissionReview") {
       const YAML::Node request = node["request"];
-      const YAML::Node object = request ? request["object"] : YAML::Node();
+      const YAML::Node object = request && request.IsMap() ? request["object"] : YAML::Node();
       if (!object || !object.IsMap()) throw InputError(where(file, line) + ": AdmissionReview without request.object");
-      return add(object, file);
+      return add(object, file, depth + 1);
     }
     InputObject out{file, line, std::make_unique<rapidjson::Document>()};
-    rapidjson::Value value = yaml_to_json(node, out.json->GetAllocator());
+    rapidjson::Value value = yaml_to_json(node, out.json->GetAllocator(), budget_);
     static_cast<rapidjson::Value&>(*out.json).Swap(value);
     objects.push_back(std::move(out));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "webhook/object_decoder.h"
 
@@ -69,16 +70,19 @@ struct Walk {
   // to a pod template (in `holder`) are read that way for any kind.
   void add_claim_volumes(PodSpecView& pod, const Value& holder, const JsonPath& holder_path) const {
     const JsonPath claims_path{&holder_path, "volumeClaimTemplates"};
+    std::set<std::string> claims;
     reader.each(JsonReader::member(&holder, "volumeClaimTemplates"), claims_path,
                 [&](const Value& claim, const JsonPath& claim_path) {
                   if (reader.object(&claim, claim_path) == nullptr) return;
                   const JsonPath meta_path{&claim_path, "metadata"};
                   const Value* meta = reader.object(JsonReader::member(&claim, "metadata"), meta_path);
                   std::string name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
-                  if (name.empty()) return;
-                  std::erase_if(pod.volumes, [&](const Volume& v) { return v.name == name; });
-                  pod.volumes.push_back(Volume{std::move(name), "persistentVolumeClaim", ""});
+                  if (!name.empty()) claims.insert(std::move(name));
                 });
+    if (claims.empty()) return;
+    // One pass, not one per claim: thousands of claims must not cost n^2.
+    std::erase_if(pod.volumes, [&](const Volume& v) { return claims.contains(v.name); });
+    for (const auto& name : claims) pod.volumes.push_back(Volume{name, "persistentVolumeClaim", ""});
   }
 
   // step: follows `rest` from `value`; `label` is the last wildcard's label; `holder` is

@@ -111,6 +111,7 @@ class WebhookServer::Session {
     server_.metrics_.request_started();
     HttpRequest request = parser.release();
     HttpResponse response = route(request);
+    without_body_for_head(request.method(), response);
     const bool keep_alive = request.keep_alive() && !server_.stopping_;
     response.keep_alive(keep_alive);
     // Counted before the write, so a client that has its answer sees it in /metrics.
@@ -246,6 +247,13 @@ tcp::endpoint WebhookServer::listen() {
         log_event(spdlog::level::warn, "accept failed", {{"error", ec.message()}});
         backoff.expires_after(std::chrono::milliseconds(50));
         co_await backoff.async_wait(kAwait);
+        continue;
+      }
+      if (connections() >= options_.max_connections) {
+        // Over the cap: close at once rather than run out of memory or descriptors.
+        metrics_.connection_refused();
+        beast::error_code ignored;
+        socket.close(ignored);
         continue;
       }
       auto connection = std::make_shared<Connection>(std::move(socket), tls_.current());

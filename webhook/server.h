@@ -38,6 +38,9 @@ struct ServerOptions {
   std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
+  // Connections beyond this are closed on accept. The API servers of a cluster keep a
+  // few dozen; each open connection costs about 100 KiB (TLS state and buffers).
+  std::size_t max_connections = 4096;
 };
 
 class WebhookServer {

@@ -1,6 +1,8 @@
 #include "webhook/yaml_json.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -31,14 +33,18 @@ rapidjson::Value scalar_to_json(const YAML::Node& node, rapidjson::Document::All
     if (text == "false" || text == "False" || text == "FALSE") return rapidjson::Value(false);
     std::int64_t integer = 0;
     if (parse_integer(text, integer)) return rapidjson::Value(integer);
-    if (looks_like_float(text)) return rapidjson::Value(std::stod(text));
+    if (looks_like_float(text)) {
+      // strtod, not stod: an out-of-range number ("1e999") must not throw.
+      const double value = std::strtod(text.c_str(), nullptr);
+      if (std::isfinite(value)) return rapidjson::Value(value);
+    }
   }
   return rapidjson::Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a);
 }
 
 }  // namespace
 
-rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::AllocatorType& a) {
+rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::AllocatorType& a, std::size_t& budget) {
   // Iterative, so a deeply nested file cannot exhaust the stack.
   struct Frame {
     YAML::Node node;
@@ -49,6 +55,11 @@ rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::Alloc
   while (!stack.empty()) {
     Frame frame = std::move(stack.back());
     stack.pop_back();
+    if (budget == 0) {
+      throw ConfigError("line " + std::to_string(frame.node.Mark().line + 1) +
+                        ": the YAML expands to too many nodes (cyclic or exponential aliases?)");
+    }
+    --budget;
     const YAML::Node& node = frame.node;
     switch (node.Type()) {
       case YAML::NodeType::Sequence: {
@@ -63,7 +74,10 @@ rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::Alloc
       case YAML::NodeType::Map: {
         frame.target->SetObject();
         for (const auto& entry : node) {
-          const std::string key = entry.first.as<std::string>();
+          if (!entry.first.IsScalar()) {
+            throw ConfigError("line " + std::to_string(entry.first.Mark().line + 1) + ": mapping keys must be scalars");
+          }
+          const std::string& key = entry.first.Scalar();
           frame.target->AddMember(rapidjson::Value(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), a),
                                   rapidjson::Value(), a);
         }
@@ -94,11 +108,17 @@ std::vector<YamlDocument> load_yaml_documents(std::string_view text, const std::
     throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
   std::vector<YamlDocument> documents;
+  std::size_t budget = yaml_node_budget(text.size());
   for (const auto& node : nodes) {
     if (!node || node.IsNull()) continue;
     YamlDocument doc;
     doc.line = node.Mark().line + 1;
-    rapidjson::Value value = yaml_to_json(node, doc.json.GetAllocator());
+    rapidjson::Value value;
+    try {
+      value = yaml_to_json(node, doc.json.GetAllocator(), budget);
+    } catch (const ConfigError& e) {
+      throw ConfigError(source + ": " + e.what());
+    }
     static_cast<rapidjson::Value&>(doc.json).Swap(value);
     documents.push_back(std::move(doc));
   }

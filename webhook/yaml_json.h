@@ -31,7 +31,14 @@ std::vector<YamlDocument> load_yaml_documents(std::string_view text, const std::
 // read_file: the whole file, or ConfigError naming it.
 std::string read_file(const std::string& path);
 
-// yaml_to_json: one YAML node into `allocator`'s document.
-rapidjson::Value yaml_to_json(const YAML::Node& node, rapidjson::Document::AllocatorType& allocator);
+// yaml_to_json: one YAML node into `allocator`'s document. `budget` is how many nodes the
+// conversion may still emit: YAML aliases can make a cycle or expand exponentially
+// ("billion laughs"), so an input that exceeds it is refused with ConfigError.
+rapidjson::Value yaml_to_json(const YAML::Node& node, rapidjson::Document::AllocatorType& allocator,
+                              std::size_t& budget);
+
+// yaml_node_budget: the budget for a text of `bytes` bytes: generous for real manifests,
+// far below what a hostile alias tree would need.
+inline std::size_t yaml_node_budget(std::size_t bytes) { return 100000 + 16 * bytes; }
 
 }  // namespace kubegap

@@ -292,5 +292,17 @@ assert r["summary"]["findings"] == 10, r["summary"]  # 12 less the two zone-spre
 '
 expect 0 "7 object\(s\) checked, 10 finding\(s\)" "--policy=FILE form" -- "--policy=$fx/policy-no-zone-spread.yaml" "$fx/manifests"
 
+# Hostile YAML: alias cycles and exponential alias trees are refused (exit 2), not expanded.
+printf 'apiVersion: v1\nkind: List\nitems: &a [{apiVersion: v1, kind: List, items: *a}]\n' >"$tmp/cycle.yaml"
+expect 2 "cycle.yaml" "a List that contains itself through an alias exits 2" -- "$tmp/cycle.yaml"
+python3 -c '
+lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+lines += ["a%d: &a%d [%s]" % (i, i, ", ".join(["*a%d" % (i - 1)] * 10)) for i in range(1, 12)]
+print("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: laughs}\ndata:\n  " + "\n  ".join(lines))
+' >"$tmp/laughs.yaml"
+expect 2 "too many nodes" "a billion-laughs alias tree exits 2" -- "$tmp/laughs.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 1e999}\n' >"$tmp/huge.yaml"
+expect 0 "1 object" "an out-of-range number is read, not an unexpected error" -- "$tmp/huge.yaml"
+
 echo "# $passes passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -331,5 +331,26 @@ TEST(ClusterStateFile, MissingFileIsAConfigErrorNamingIt) {
   }
 }
 
+TEST(ClusterStateFileHostile, CyclicAliasesAreRefusedNotExpanded) {
+  EXPECT_THROW(kubegap::parse_cluster_state("apiVersion: v1\nkind: Node\nmetadata: &m {name: x, labels: *m}\n", "cyclic.yaml"),
+               kubegap::ConfigError);
+}
+
+TEST(ClusterStateFileHostile, ExponentialAliasesAreRefused) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 12; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += std::string(j ? ", " : "") + "*a" + std::to_string(i - 1);
+    text += "]\n";
+  }
+  try {
+    kubegap::parse_cluster_state(text, "laughs.yaml");
+    FAIL() << "10^12 nodes were expanded";
+  } catch (const kubegap::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("laughs.yaml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("too many nodes"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kgtest

@@ -155,6 +155,7 @@ class TlsClient {
     return ec == net::error::eof || ec == ssl::error::stream_truncated || ec == net::error::connection_reset;
   }
   beast::tcp_stream& tcp() { return beast::get_lowest_layer(*stream_); }
+  beast::ssl_stream<beast::tcp_stream>& stream() { return *stream_; }
 
  private:
   net::io_context ioc_;
@@ -693,6 +694,43 @@ TEST(PolicyReload, AValidChangeIsSwappedInAndAnInvalidOneIsRejected) {
   ioc.stop();
   runner.join();
   std::filesystem::remove_all(dir);
+}
+
+TEST(ServerTest, HeadGetsHeadersOnlyAndTheConnectionStaysFramed) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  http::request<http::string_body> head{http::verb::head, "/validate", 11};
+  head.set(http::field::host, "127.0.0.1");
+  client.write_raw([&] {
+    std::ostringstream raw;
+    raw << head;
+    return raw.str();
+  }());
+  // A HEAD response has no body whatever its Content-Length; parse it as such.
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);
+  http::read(client.stream(), buffer, parser);
+  EXPECT_EQ(parser.get().result_int(), 405);
+  EXPECT_EQ(parser.get()[http::field::content_length], "0");
+  ASSERT_EQ(buffer.size(), 0u) << "bytes after the HEAD response would corrupt the next one";
+  EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+}
+
+TEST(ServerTest, ConnectionsBeyondTheCapAreClosedAndCounted) {
+  ServerOptions options;
+  options.max_connections = 2;
+  TestServer server(options);
+  TlsClient first(server.port());
+  first.handshake();
+  TlsClient second(server.port());
+  second.handshake();
+  TlsClient third(server.port());
+  EXPECT_TRUE(third.try_handshake()) << "the third connection is refused";
+  EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_NE(metrics.find("kubegap_connections_refused_total 1"), std::string::npos) << metrics;
 }
 
 }  // namespace

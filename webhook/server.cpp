@@ -100,6 +100,13 @@ class WebhookServer::Session {
 
     tcp_stream.expires_after(server_.options_.header_timeout);
     auto [header_ec, header_n] = co_await http::async_read_header(stream, buffer, parser, kAwait);
+    if (!header_ec && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      // curl and other clients wait (curl: one second) for this before a large body.
+      http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+      tcp_stream.expires_after(server_.options_.write_timeout);
+      auto [continue_ec, continue_n] = co_await http::async_write(stream, go_on, kAwait);
+      header_ec = continue_ec;
+    }
     if (!header_ec) {
       tcp_stream.expires_after(server_.options_.body_timeout);
       auto [body_ec, body_n] = co_await http::async_read(stream, buffer, parser, kAwait);

@@ -733,5 +733,17 @@ TEST(ServerTest, ConnectionsBeyondTheCapAreClosedAndCounted) {
   EXPECT_NE(metrics.find("kubegap_connections_refused_total 1"), std::string::npos) << metrics;
 }
 
+TEST(ServerTest, AnswersExpect100ContinueBeforeTheBody) {
+  TestServer server;
+  TlsClient client(server.port());
+  client.handshake();
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                   "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+  EXPECT_EQ(client.read_response().result_int(), 100) << "the client may wait for this before sending";
+  client.write_raw(body);
+  EXPECT_EQ(client.read_response().result_int(), 200);
+}
+
 }  // namespace
 }  // namespace kubegap

@@ -129,7 +129,9 @@ mkdir -p "$tmp/bin"
 
 export CGO_ENABLED=0
 export GOWORK=off          # never pick up a go.work from a parent directory
-export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+# -buildvcs=false: the wrappers live in this repository; stamping its git state would make
+# the build depend on the checkout (and on git) for nothing.
+export GOFLAGS="${GOFLAGS:-} -mod=readonly -buildvcs=false"
 par="${KUBEGAP_E2E_BUILD_P:-2}"
 
 log "building $k8s_version (kube-apiserver, kubectl) and etcd $etcd_version into $bin"

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -51,7 +52,8 @@ class ClusterView {
   virtual ~ClusterView() = default;
   virtual std::shared_ptr<const ClusterSnapshot> snapshot() const = 0;
   // describe: why there is no snapshot, for the "not evaluated" annotation.
-  virtual std::string unavailable_reason() const { return "no cluster view"; }
+  // A static text: it is read on every review, so it must not allocate.
+  virtual std::string_view unavailable_reason() const { return "no cluster view"; }
 };
 
 // StaticClusterView: a fixed snapshot (from --cluster-state FILE, tests, offline check).

@@ -84,7 +84,7 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results,
 }  // namespace
 
 std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster,
-                              const Policy& policy, const std::string& cluster_unavailable) {
+                              const Policy& policy, std::string_view cluster_unavailable) {
   std::vector<Finding> findings;
   if (policy.namespace_excluded(object.namespace_name)) return findings;
 
@@ -94,9 +94,9 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
   };
   std::vector<TrainingPod> training;
   for (const auto& pod : object.pods) {
-    if (is_training_pod(pod, object, policy)) {
-      training.push_back({&pod, requests_accelerator(pod, policy)});
-    }
+    // An accelerator pod is a training pod: the classifier's other rules run only if not.
+    const bool accelerator = requests_accelerator(pod, policy);
+    if (accelerator || is_training_pod(pod, object, policy)) training.push_back({&pod, accelerator});
   }
   if (training.empty()) return findings;
 
@@ -105,7 +105,7 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
     return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
   };
   for (const auto& check : check_registry()) {
-    if (!policy.check_enabled(std::string(check.id)) || skipped(check.id)) continue;
+    if (!policy.check_enabled(check.id) || skipped(check.id)) continue;
     std::vector<PartResult> results;
     for (const auto& [pod, accelerator] : training) {
       const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator};

@@ -6,6 +6,7 @@
 // Deterministic: no clock, no randomness, no logging, no I/O.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "policies/cluster_view.h"
@@ -23,6 +24,6 @@ inline constexpr const char* kExemptReasonAnnotation = "kubegap.io/exempt-reason
 // `cluster` is nullptr without a cluster view; `cluster_unavailable` then says why.
 std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster,
                               const Policy& policy,
-                              const std::string& cluster_unavailable = "no cluster view");
+                              std::string_view cluster_unavailable = "no cluster view");
 
 }  // namespace kubegap

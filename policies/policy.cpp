@@ -6,7 +6,7 @@
 
 namespace kubegap {
 
-bool Policy::check_enabled(const std::string& check_id) const {
+bool Policy::check_enabled(std::string_view check_id) const {
   return std::find(enabled_checks.begin(), enabled_checks.end(), check_id) !=
          enabled_checks.end();
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -68,7 +69,7 @@ struct Policy {
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.
   std::vector<WorkloadKind> workload_kinds;
 
-  bool check_enabled(const std::string& check_id) const;
+  bool check_enabled(std::string_view check_id) const;
   bool namespace_excluded(const std::string& namespace_name) const;
   // workload_kind: the row for this group and kind, or nullptr.
   const WorkloadKind* workload_kind(const std::string& group, const std::string& kind) const;

@@ -113,7 +113,9 @@ std::string format_warning(const Finding& finding) {
   if (!finding.parts.empty()) body = describe_parts(finding.parts) + ": " + body;
   const std::size_t fixed = rune_count(prefix) + rune_count(suffix);
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
-  return sanitize_text(prefix + truncate_runes(sanitize_text(body), room) + suffix);
+  // The prefix and suffix are check and case ids from our own tables; only the body can
+  // carry what a user wrote (paths, names), so only it needs sanitizing.
+  return prefix + truncate_runes(sanitize_text(body), room) + suffix;
 }
 
 std::string format_annotation(const Finding& finding) {

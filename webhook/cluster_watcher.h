@@ -46,7 +46,7 @@ class ClusterWatcher final : public ClusterView {
   // synced: both resources have been listed once.
   bool synced() const;
   std::shared_ptr<const ClusterSnapshot> snapshot() const override;
-  std::string unavailable_reason() const override { return "cluster view not synced"; }
+  std::string_view unavailable_reason() const override { return "cluster view not synced"; }
 
  private:
   struct Impl;

@@ -170,6 +170,15 @@ void write(Writer& w, std::string_view text) {
   w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 
+// write_origin: where an object came from and its type (checked or skipped alike).
+template <typename Writer, typename Object>
+void write_origin(Writer& w, const Object& o) {
+  w.Key("file"); write(w, o.file);
+  w.Key("line"); w.Int(o.line);
+  w.Key("apiVersion"); write(w, o.api_version);
+  w.Key("kind"); write(w, o.kind);
+}
+
 }  // namespace
 
 std::size_t CheckReport::finding_count() const {
@@ -273,10 +282,7 @@ std::string render_json(const CheckReport& report) {
   w.StartArray();
   for (const auto& o : report.objects) {
     w.StartObject();
-    w.Key("file"); write(w, o.file);
-    w.Key("line"); w.Int(o.line);
-    w.Key("apiVersion"); write(w, o.api_version);
-    w.Key("kind"); write(w, o.kind);
+    write_origin(w, o);
     w.Key("namespace"); write(w, o.namespace_name);
     w.Key("name"); write(w, o.name);
     w.Key("findings");
@@ -310,10 +316,7 @@ std::string render_json(const CheckReport& report) {
   w.StartArray();
   for (const auto& s : report.skipped) {
     w.StartObject();
-    w.Key("file"); write(w, s.file);
-    w.Key("line"); w.Int(s.line);
-    w.Key("apiVersion"); write(w, s.api_version);
-    w.Key("kind"); write(w, s.kind);
+    write_origin(w, s);
     w.Key("name"); write(w, s.name);
     w.EndObject();
   }

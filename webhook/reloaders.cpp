@@ -18,9 +18,8 @@ void note_certificate(const ServerTlsStore& tls, Metrics& metrics) {
 
 std::unique_ptr<FileWatcher> watch_tls_files(boost::asio::io_context& ioc, ServerTlsStore& tls, Metrics& metrics,
                                              std::chrono::milliseconds interval) {
-  auto last_warning = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
   auto watcher = std::make_unique<FileWatcher>(
-      ioc, std::vector<std::string>{tls.cert_file(), tls.key_file()}, interval, [&tls, &metrics, last_warning] {
+      ioc, std::vector<std::string>{tls.cert_file(), tls.key_file()}, interval, [&tls, &metrics] {
         std::string error;
         const bool ok = tls.reload(error);
         metrics.tls_reloaded(ok);

@@ -53,7 +53,7 @@ AdmissionResponse error_response(std::string_view reason) {
 
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
-                                 const Policy& policy, const std::string& cluster_unavailable) {
+                                 const Policy& policy, std::string_view cluster_unavailable) {
   ObjectEvaluation out;
   JsonReader reader;
   out.object.api_group = row.group;

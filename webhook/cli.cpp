@@ -92,8 +92,14 @@ Flags:
   --output FORMAT       text (default), json, or sarif (SARIF 2.1.0, for code scanning)
   --fail-on-findings    exit 1 when there is a finding
 
+Files that cannot be read (invalid YAML, no apiVersion/kind, a field of the wrong type,
+a quantity such as "$GPUS") are listed on stderr as FILE:LINE: MESSAGE, and in the json
+(`errors`) and sarif (invocations) outputs; every other object is still checked.
+kustomization.yaml, Chart.yaml, values*.yaml and unrendered chart templates are
+skipped with a note.
+
 Exit codes: 0 no findings (or findings without --fail-on-findings), 1 findings with
---fail-on-findings, 2 usage or input errors (with file and line).
+--fail-on-findings, 2 usage or input errors (after the report; input errors win over 1).
 )";
 
 constexpr const char* kCasesHelp = R"(Usage: kubegap-webhook cases [--output text|json]
@@ -365,14 +371,15 @@ int check(const std::vector<std::string>& args) {
   try {
     const Policy policy = policy_file ? load_policy_file(*policy_file) : default_policy();
     report = check_paths(paths, policy);
-  } catch (const ConfigError& e) {  // the issue's contract: parse errors of any input exit 2
-    std::cerr << "kubegap-webhook check: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const InputError& e) {
+  } catch (const ConfigError& e) {  // a bad --policy: nothing can be checked
     std::cerr << "kubegap-webhook check: " << e.what() << "\n";
     return kExitUsage;
   }
+  // The report first, whatever could not be read: then every input error, and exit 2.
   std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report));
+  std::cout.flush();
+  for (const auto& e : report.errors) std::cerr << "kubegap-webhook check: " << e.text() << "\n";
+  if (!report.errors.empty()) return kExitUsage;
   return fail_on_findings && report.finding_count() > 0 ? kExitError : kExitOk;
 }
 

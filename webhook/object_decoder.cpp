@@ -23,6 +23,31 @@ bool is_zero_quantity(const Value& quantity) {
 
 void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
                            std::vector<std::string>& out) {
+  // is_quantity: the syntax of a Kubernetes resource.Quantity (apimachinery's
+  // pkg/api/resource/quantity.go): a signed decimal number, then a binary suffix (Ki..Ei),
+  // a decimal suffix (m, k, M..E) or an exponent (e3, E-2). Anything else in a manifest
+  // ("$GPU_PER_NODE", "{{ .Values.gpus }}") is an unrendered template, not a request.
+  const auto is_quantity = [](std::string_view text) {
+    std::size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
+    const auto digits = [&] {
+      const std::size_t start = i;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+      return i - start;
+    };
+    std::size_t count = digits();
+    if (i < text.size() && text[i] == '.') {
+      ++i;
+      count += digits();
+    }
+    if (count == 0) return false;
+    const std::string_view suffix = text.substr(i);
+    for (std::string_view known : {"", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}) {
+      if (suffix == known) return true;
+    }
+    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return false;
+    i += (suffix[1] == '+' || suffix[1] == '-') ? 2 : 1;
+    return digits() > 0 && i == text.size();
+  };
   if (reader.object(resources, path) == nullptr) return;
   for (const char* section : {"requests", "limits"}) {
     const JsonPath section_path{&path, section};
@@ -30,8 +55,14 @@ void decode_resource_names(JsonReader& reader, const Value* resources, const Jso
     if (map == nullptr) continue;
     for (const auto& entry : map->GetObject()) {
       const std::string name(entry.name.GetString(), entry.name.GetStringLength());
+      // `nvidia.com/gpu:` with no value (the API server reads a null quantity as zero) or
+      // "" (a template variable that rendered empty) requests nothing: absent, no error.
+      if (entry.value.IsNull() || (entry.value.IsString() && entry.value.GetStringLength() == 0)) continue;
       if (!entry.value.IsString() && !entry.value.IsNumber()) {
         return reader.fail(JsonPath{&section_path, name}, "expected a quantity");
+      }
+      if (entry.value.IsString() && !is_quantity({entry.value.GetString(), entry.value.GetStringLength()})) {
+        return reader.fail(JsonPath{&section_path, name}, "not a quantity");
       }
       if (!is_zero_quantity(entry.value)) out.push_back(name);
     }

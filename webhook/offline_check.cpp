@@ -5,10 +5,10 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <unordered_map>
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
-#include <yaml-cpp/yaml.h>
 
 #include "policies/checks.h"
 #include "policies/text.h"
@@ -23,13 +23,6 @@ namespace kubegap {
 namespace {
 
 namespace fs = std::filesystem;
-
-// InputObject: one Kubernetes object from the input, with where it was found.
-struct InputObject {
-  std::string file;
-  int line = 0;
-  std::unique_ptr<rapidjson::Document> json;
-};
 
 std::string string_of(const rapidjson::Value& object, std::string_view member) {
   const rapidjson::Value* v = JsonReader::member(&object, member);
@@ -49,15 +42,33 @@ std::string group_of(const std::string& api_version) {
 
 std::string where(const std::string& file, int line) { return file + ":" + std::to_string(line); }
 
+// is_kustomize_or_helm_file: files of kustomize and Helm that are YAML but not Kubernetes
+// objects (they have no apiVersion/kind): the kustomization, a chart's Chart.yaml and
+// its values files.
+bool is_kustomize_or_helm_file(const fs::path& file) {
+  const std::string name = file.filename().string();
+  return name == "kustomization.yaml" || name == "kustomization.yml" || name == "Kustomization" ||
+         name == "Chart.yaml" || name == "values.yaml" || name == "values.yml" ||
+         (name.starts_with("values-") && (name.ends_with(".yaml") || name.ends_with(".yml")));
+}
+
+// in_helm_templates: `file` is under the templates/ directory of a Helm chart (a
+// directory holding a Chart.yaml).
+bool in_helm_templates(const fs::path& file) {
+  for (fs::path dir = file.parent_path(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
+    std::error_code ec;
+    if (dir.filename() == "templates" && fs::exists(dir.parent_path() / "Chart.yaml", ec)) return true;
+  }
+  return false;
+}
+
+// InputReader: the objects of every PATH, and every problem met while reading them; a
+// problem never stops the reading.
 class InputReader {
  public:
-  std::vector<InputObject> objects;
+  LoadedObjects loaded;
   std::vector<std::string> notes;
-
- private:
-  std::size_t budget_ = 0;  // nodes the current file may still expand to
-
- public:
+  std::vector<std::string> files;  // every file and PATH in reading order
 
   void read_path(const std::string& path) {
     if (path == "-") {
@@ -66,85 +77,84 @@ class InputReader {
       return read_text(text.str(), "<stdin>");
     }
     std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      std::vector<std::string> files;
-      for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
-           it.increment(ec)) {
-        const auto ext = it->path().extension().string();
-        if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
-          files.push_back(it->path().string());
-        }
-      }
-      if (ec) throw InputError(path + ": cannot read directory: " + ec.message());
-      std::sort(files.begin(), files.end());
-      if (files.empty()) notes.push_back(path + ": no *.yaml, *.yml or *.json files");
-      for (const auto& file : files) read_file_path(file);
-      return;
-    }
-    if (!fs::exists(path, ec)) throw InputError(path + ": no such file or directory");
+    if (fs::is_directory(path, ec)) return read_directory(path);
+    if (!fs::exists(path, ec)) return problem(path, "no such file or directory");
     read_file_path(path);
   }
 
  private:
-  void read_file_path(const std::string& file) {
-    try {
-      read_text(read_file(file), file);
-    } catch (const ConfigError& e) {
-      throw InputError(e.what());
+  void problem(const std::string& file, std::string message) {
+    files.push_back(file);
+    loaded.problems.push_back({file, 0, std::move(message)});
+  }
+
+  void read_directory(const std::string& path) {
+    std::error_code ec;
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      const auto ext = it->path().extension().string();
+      if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+        found.push_back(it->path().string());
+      }
     }
+    // Read what was found before the error: the report keeps every readable file.
+    if (ec) problem(path, "cannot read directory: " + ec.message());
+    std::sort(found.begin(), found.end());
+    if (found.empty() && !ec) notes.push_back(path + ": no *.yaml, *.yml or *.json files");
+    for (const auto& file : found) read_file_path(file);
+  }
+
+  void read_file_path(const std::string& file) {
+    std::string text;
+    try {
+      text = read_file(file);
+    } catch (const ConfigError& e) {  // "FILE: cannot open file": keep the reason only
+      const std::string_view what = e.what();
+      return problem(file, std::string(what.starts_with(file + ": ") ? what.substr(file.size() + 2) : what));
+    }
+    // An unrendered template is not YAML yet ("{{ ... }}"): render it, then check it.
+    if (in_helm_templates(file) && text.find("{{") != std::string::npos) {
+      return notes.push_back(file + ": skipped: a Helm chart template (check the output of helm template)");
+    }
+    read_text(text, file);
   }
 
   void read_text(const std::string& text, const std::string& file) {
-    std::vector<YAML::Node> documents;
-    try {
-      documents = YAML::LoadAll(text);
-    } catch (const YAML::Exception& e) {
-      throw InputError(where(file, e.mark.line + 1) + ": invalid YAML: " + e.msg);
+    files.push_back(file);
+    const std::size_t objects_before = loaded.objects.size();
+    const std::size_t problems_before = loaded.problems.size();
+    load_objects(text, file, loaded);
+    if (is_kustomize_or_helm_file(file) && skip_headerless_objects(objects_before)) {
+      return notes.push_back(file + ": skipped: a kustomize or Helm file without apiVersion and kind");
     }
-    const std::size_t before = objects.size();
-    budget_ = yaml_node_budget(text.size());
-    for (const auto& document : documents) {
-      if (!document || document.IsNull()) continue;
-      try {
-        add(document, file, 0);
-      } catch (const YAML::Exception& e) {  // e.g. a scalar where a mapping was expected
-        throw InputError(where(file, e.mark.line + 1) + ": " + e.msg);
-      } catch (const ConfigError& e) {
-        throw InputError(file + ": " + e.what());
-      }
+    if (loaded.objects.size() == objects_before && loaded.problems.size() == problems_before) {
+      notes.push_back(file + ": no Kubernetes objects");
     }
-    if (objects.size() == before) notes.push_back(file + ": no Kubernetes objects");
   }
 
-  void add(const YAML::Node& node, const std::string& file, int depth) {
-    const int line = node.Mark().line + 1;
-    // Lists in Lists through aliases could recurse without end.
-    if (depth > 8) throw InputError(where(file, line) + ": Lists nested too deeply");
-    if (!node.IsMap()) throw InputError(where(file, line) + ": expected a Kubernetes object (a mapping)");
-    const YAML::Node kind = node["kind"];
-    const std::string kind_text = kind && kind.IsScalar() ? kind.Scalar() : "";
-    const YAML::Node api_version = node["apiVersion"];
-    if (kind_text.empty() || !api_version || !api_version.IsScalar() || api_version.Scalar().empty()) {
-      throw InputError(where(file, line) + ": not a Kubernetes object: apiVersion and kind are required");
-    }
-    if (kind_text.size() >= 4 && kind_text.ends_with("List") && node["items"]) {
-      const YAML::Node items = node["items"];
-      if (!items.IsSequence()) throw InputError(where(file, line) + ": " + kind_text + ".items is not a list");
-      for (const auto& item : items) add(item, file, depth + 1);
-      return;
-    }
-    if (kind_text == "AdmissionReview") {
-      const YAML::Node request = node["request"];
-      const YAML::Node object = request && request.IsMap() ? request["object"] : YAML::Node();
-      if (!object || !object.IsMap()) throw InputError(where(file, line) + ": AdmissionReview without request.object");
-      return add(object, file, depth + 1);
-    }
-    InputObject out{file, line, std::make_unique<rapidjson::Document>()};
-    rapidjson::Value value = yaml_to_json(node, out.json->GetAllocator(), budget_);
-    static_cast<rapidjson::Value&>(*out.json).Swap(value);
-    objects.push_back(std::move(out));
+  // skip_headerless_objects: drops the objects read since `first` that have no
+  // apiVersion or kind; whether there were any.
+  bool skip_headerless_objects(std::size_t first) {
+    const auto headerless = [](const KubeObject& o) { return o.api_version.empty() || o.kind.empty(); };
+    const auto begin = loaded.objects.begin() + static_cast<std::ptrdiff_t>(first);
+    const auto removed = std::remove_if(begin, loaded.objects.end(), headerless);
+    const bool any = removed != loaded.objects.end();
+    loaded.objects.erase(removed, loaded.objects.end());
+    return any;
   }
 };
+
+// order_by_file: problems by the order their files were read in, then by line.
+void order_by_file(std::vector<InputProblem>& problems, const std::vector<std::string>& files) {
+  std::unordered_map<std::string_view, std::size_t> rank;
+  for (const auto& file : files) rank.emplace(file, rank.size());
+  std::stable_sort(problems.begin(), problems.end(), [&](const InputProblem& a, const InputProblem& b) {
+    const std::size_t ra = rank.count(a.file) ? rank.at(a.file) : rank.size();
+    const std::size_t rb = rank.count(b.file) ? rank.at(b.file) : rank.size();
+    return ra != rb ? ra < rb : a.line < b.line;
+  });
+}
 
 const char* outcome_name(Outcome outcome) {
   switch (outcome) {
@@ -179,6 +189,55 @@ void write_origin(Writer& w, const Object& o) {
   w.Key("kind"); write(w, o.kind);
 }
 
+// write_locations: SARIF `locations` holding the one physicalLocation file:line (the
+// region only when there is a line: 0 stands for the whole file).
+template <typename Writer>
+void write_locations(Writer& w, const std::string& file, int line) {
+  w.Key("locations");
+  w.StartArray();
+  w.StartObject();
+  w.Key("physicalLocation");
+  w.StartObject();
+  w.Key("artifactLocation");
+  w.StartObject(); w.Key("uri"); write(w, file); w.EndObject();
+  if (line > 0) {
+    w.Key("region");
+    w.StartObject(); w.Key("startLine"); w.Int(line); w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  w.EndArray();
+}
+
+// write_notification: a SARIF toolExecutionNotification (an input error or a note).
+template <typename Writer>
+void write_notification(Writer& w, const char* level, const std::string& text, const std::string& file, int line) {
+  w.StartObject();
+  w.Key("level"); write(w, level);
+  w.Key("message");
+  w.StartObject(); w.Key("text"); write(w, text); w.EndObject();
+  if (!file.empty()) write_locations(w, file, line);
+  w.EndObject();
+}
+
+// write_invocation: SARIF's record of the run: executionSuccessful is false when an input
+// could not be read (the results then cover only the rest), each such error a
+// notification at its file and line, each note (a skipped file) one too.
+template <typename Writer>
+void write_invocation(Writer& w, const CheckReport& report) {
+  w.Key("invocations");
+  w.StartArray();
+  w.StartObject();
+  w.Key("executionSuccessful"); w.Bool(report.errors.empty());
+  w.Key("toolExecutionNotifications");
+  w.StartArray();
+  for (const auto& e : report.errors) write_notification(w, "error", e.message, e.file, e.line);
+  for (const auto& note : report.notes) write_notification(w, "note", note, "", 0);
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+}
+
 }  // namespace
 
 std::size_t CheckReport::finding_count() const {
@@ -193,45 +252,68 @@ std::size_t CheckReport::finding_count() const {
 CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy) {
   InputReader reader;
   for (const auto& path : paths) reader.read_path(path);
-  if (reader.objects.empty()) {
-    throw InputError("no Kubernetes objects found in " + std::to_string(paths.size()) + " path(s)" +
-                     (reader.notes.empty() ? "" : ": " + reader.notes.front()));
-  }
 
   CheckReport report;
   report.notes = std::move(reader.notes);
+  report.errors = std::move(reader.loaded.problems);
+  // object_error: `error` of a decoder, at the line of the field it names.
+  const auto object_error = [&](const KubeObject& input, const std::string& error) {
+    report.errors.push_back({input.file, input.field_line(error, input.kind), error});
+  };
+  std::vector<const KubeObject*> inputs;
+  for (const auto& input : reader.loaded.objects) {
+    if (input.api_version.empty() || input.kind.empty()) {
+      report.errors.push_back({input.file, input.line, "not a Kubernetes object: apiVersion and kind are required"});
+    } else {
+      inputs.push_back(&input);
+    }
+  }
+  if (reader.loaded.objects.empty() && report.errors.empty()) {
+    report.errors.push_back({"", 0, "no Kubernetes objects found in " + std::to_string(paths.size()) + " path(s)" +
+                                        (report.notes.empty() ? "" : ": " + report.notes.front())});
+  }
+
   // The cluster view: the PodDisruptionBudgets and Nodes that travel with the workloads.
   std::vector<DisruptionBudget> budgets;
   std::vector<NodeInfo> nodes;
-  for (const auto& input : reader.objects) {
-    const std::string kind = string_of(*input.json, "kind");
+  for (const KubeObject* input : inputs) {
     JsonReader json_reader;
-    const JsonPath root{nullptr, kind};
-    if (kind == "PodDisruptionBudget") budgets.push_back(decode_disruption_budget(json_reader, *input.json, root));
-    if (kind == "Node") nodes.push_back(decode_node(json_reader, *input.json, root));
-    if (!json_reader.ok()) throw InputError(where(input.file, input.line) + ": " + json_reader.error());
+    const JsonPath root{nullptr, input->kind};
+    if (input->kind == "PodDisruptionBudget") {
+      DisruptionBudget budget = decode_disruption_budget(json_reader, *input->json, root);
+      if (json_reader.ok()) budgets.push_back(std::move(budget));
+    } else if (input->kind == "Node") {
+      NodeInfo node = decode_node(json_reader, *input->json, root);
+      if (json_reader.ok()) nodes.push_back(std::move(node));
+    }
+    if (!json_reader.ok()) object_error(*input, json_reader.error());
   }
   report.budgets = budgets.size();
   report.nodes = nodes.size();
   const bool have_view = !budgets.empty() || !nodes.empty();
   const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes));
 
-  for (const auto& input : reader.objects) {
-    const std::string api_version = string_of(*input.json, "apiVersion");
-    const std::string kind = string_of(*input.json, "kind");
-    const WorkloadKind* row = policy.workload_kind(group_of(api_version), kind);
+  for (const KubeObject* input : inputs) {
+    const WorkloadKind* row = policy.workload_kind(group_of(input->api_version), input->kind);
     if (row == nullptr) {
-      if (kind != "PodDisruptionBudget" && kind != "Node") {
-        report.skipped.push_back({input.file, input.line, api_version, kind, meta_of(*input.json, "name")});
+      if (input->kind != "PodDisruptionBudget" && input->kind != "Node") {
+        report.skipped.push_back(
+            {input->file, input->line, input->api_version, input->kind, meta_of(*input->json, "name")});
       }
       continue;
     }
-    ObjectEvaluation evaluation = evaluate_object(*input.json, kind, *row, "default", have_view ? &snapshot : nullptr,
-                                                  policy, "no PodDisruptionBudgets or Nodes in the input");
-    if (!evaluation.error.empty()) throw InputError(where(input.file, input.line) + ": " + evaluation.error);
-    report.objects.push_back({input.file, input.line, api_version, kind, evaluation.object.namespace_name,
-                              evaluation.object.name, std::move(evaluation.findings)});
+    ObjectEvaluation evaluation = evaluate_object(*input->json, input->kind, *row, "default",
+                                                  have_view ? &snapshot : nullptr, policy,
+                                                  "no PodDisruptionBudgets or Nodes in the input");
+    if (!evaluation.error.empty()) {  // this object only: the others are still evaluated
+      object_error(*input, evaluation.error);
+      continue;
+    }
+    report.objects.push_back({input->file, input->line, input->api_version, input->kind,
+                              evaluation.object.namespace_name, evaluation.object.name,
+                              std::move(evaluation.findings)});
   }
+  order_by_file(report.errors, reader.files);
   return report;
 }
 
@@ -261,6 +343,7 @@ std::string render_text(const CheckReport& report) {
   }
   for (const auto& note : report.notes) out << "note: " << note << "\n";
   out << report.objects.size() << " object(s) checked, " << report.finding_count() << " finding(s)";
+  if (!report.errors.empty()) out << ", " << report.errors.size() << " input error(s) (listed on stderr)";
   if (report.budgets + report.nodes == 0) {
     out << "; disruption-budget not evaluated (no PodDisruptionBudgets or Nodes in the input)";
   }
@@ -321,10 +404,25 @@ std::string render_json(const CheckReport& report) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("errors");
+  w.StartArray();
+  for (const auto& e : report.errors) {
+    w.StartObject();
+    w.Key("file"); write(w, e.file);
+    w.Key("line"); w.Int(e.line);
+    w.Key("message"); write(w, e.message);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("notes");
+  w.StartArray();
+  for (const auto& note : report.notes) write(w, note);
+  w.EndArray();
   w.Key("summary");
   w.StartObject();
   w.Key("objects"); w.Uint64(report.objects.size());
   w.Key("findings"); w.Uint64(report.finding_count());
+  w.Key("errors"); w.Uint64(report.errors.size());
   w.Key("podDisruptionBudgets"); w.Uint64(report.budgets);
   w.Key("nodes"); w.Uint64(report.nodes);
   w.EndObject();
@@ -381,18 +479,7 @@ std::string render_sarif(const CheckReport& report) {
       w.StartObject();
       w.Key("text"); write(w, object_title(o) + ": " + (f.outcome == Outcome::kFinding ? format_warning(f) : format_annotation(f)));
       w.EndObject();
-      w.Key("locations");
-      w.StartArray();
-      w.StartObject();
-      w.Key("physicalLocation");
-      w.StartObject();
-      w.Key("artifactLocation");
-      w.StartObject(); w.Key("uri"); write(w, o.file); w.EndObject();
-      w.Key("region");
-      w.StartObject(); w.Key("startLine"); w.Int(std::max(o.line, 1)); w.EndObject();
-      w.EndObject();
-      w.EndObject();
-      w.EndArray();
+      write_locations(w, o.file, o.line);
       if (f.outcome == Outcome::kExempt) {  // kubegap.io/exempt: shown as suppressed
         w.Key("suppressions");
         w.StartArray();
@@ -406,6 +493,7 @@ std::string render_sarif(const CheckReport& report) {
     }
   }
   w.EndArray();
+  write_invocation(w, report);
   w.EndObject();
   w.EndArray();
   w.EndObject();

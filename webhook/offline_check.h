@@ -2,23 +2,18 @@
 // `kubegap-webhook check`: the webhook's findings for manifests on disk, before anything
 // reaches a cluster. Same engine (evaluate_object), same policy, same case library.
 //
-//   CheckReport report = check_paths({"deploy/"}, policy);   // throws InputError
+//   CheckReport report = check_paths({"deploy/"}, policy);   // never throws on input
 //   std::cout << render_text(report);
+//   for (const auto& e : report.errors) std::cerr << e.text() << "\n";   // then exit 2
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "policies/finding.h"
 #include "policies/policy.h"
+#include "webhook/yaml_json.h"
 
 namespace kubegap {
-
-// InputError: an input that cannot be read (exit 2); the message names file and line.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct CheckedObject {
   std::string file;
@@ -36,14 +31,20 @@ struct SkippedObject {
 struct CheckReport {
   std::vector<CheckedObject> objects;  // every evaluated object, in input order
   std::vector<SkippedObject> skipped;  // kinds the webhook does not evaluate
-  std::vector<std::string> notes;      // e.g. empty files
+  std::vector<std::string> notes;      // e.g. empty files, kustomize and Helm files
+  // Every input that could not be read or evaluated, by file (in reading order) and line:
+  // each costs only its own object or document, never the report.
+  std::vector<InputProblem> errors;
   std::size_t budgets = 0, nodes = 0;  // the cluster view found in the input
   std::size_t finding_count() const;
 };
 
 // check_paths: reads files, directories (recursively *.yaml, *.yml, *.json) and "-"
 // (stdin); multi-document YAML, JSON, `List` kinds and AdmissionReview files.
-// PodDisruptionBudgets and Nodes in the input form the cluster view.
+// PodDisruptionBudgets and Nodes in the input form the cluster view. Kustomize and Helm
+// files (kustomization.yaml, Chart.yaml, values*.yaml, unrendered chart templates) are
+// skipped with a note. What cannot be read lands in `errors`, and everything else is
+// still checked.
 CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy);
 
 std::string render_text(const CheckReport& report);

@@ -1,14 +1,30 @@
 #include "webhook/yaml_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <unordered_set>
 
 namespace kubegap {
 namespace {
+
+// ConversionError: a node that JSON cannot hold, with its line kept apart from the
+// message so the loader can report it as file:line.
+class ConversionError : public ConfigError {
+ public:
+  ConversionError(int line, const std::string& message)
+      : ConfigError("line " + std::to_string(line) + ": " + message), line_(line), message_(message) {}
+  int line() const { return line_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  int line_;
+  std::string message_;
+};
 
 bool parse_integer(const std::string& text, std::int64_t& out) {
   std::string_view digits = text;
@@ -42,24 +58,148 @@ rapidjson::Value scalar_to_json(const YAML::Node& node, rapidjson::Document::All
   return rapidjson::Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a);
 }
 
+// member_path, index_path: a child's path, rendered exactly as JsonPath::render renders
+// it (no dot before the first name or before an index; an empty name adds nothing), so
+// a decoder's error finds the line recorded here.
+std::string member_path(const std::string& parent, std::string_view name) {
+  if (name.empty()) return parent;
+  return parent.empty() ? std::string(name) : parent + "." + std::string(name);
+}
+
+std::string index_path(const std::string& parent, std::size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+// join_path: `relative` (rendered under an empty root) below the node at `base`.
+std::string join_path(const std::string& base, std::string_view relative) {
+  if (relative.empty()) return base;
+  if (relative.front() == '[' || base.empty()) return base + std::string(relative);
+  return base + "." + std::string(relative);
+}
+
+int line_of(const YAML::Node& node, const YamlConversion& conversion) {
+  return conversion.line_offset + node.Mark().line + 1;
+}
+
+// is_merge_key: `<<` written plain (or tagged !!merge). A quoted "<<" is an ordinary key.
+bool is_merge_key(const YAML::Node& key) {
+  return key.IsScalar() && key.Scalar() == "<<" && (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
+}
+
+using MapEntries = std::vector<std::pair<YAML::Node, YAML::Node>>;
+
+void check_scalar_key(const YAML::Node& key, const YamlConversion& conversion) {
+  if (!key.IsScalar()) throw ConversionError(line_of(key, conversion), "mapping keys must be scalars");
+}
+
+void spend(YamlConversion& conversion, const YAML::Node& at) {
+  if (conversion.budget == 0) {
+    throw ConversionError(line_of(at, conversion), "the YAML expands to too many nodes (cyclic or exponential aliases?)");
+  }
+  --conversion.budget;
+}
+
+// Merges nest (a merged mapping may merge others); deeper than this is a cycle or abuse.
+constexpr int kMaxMergeDepth = 16;
+
+// map_entries: the members of a mapping with its merge keys expanded, per YAML 1.1's
+// merge type (https://yaml.org/type/merge.html): the mapping's own keys win over merged
+// ones, and of a sequence of merged mappings an earlier one wins over a later one. Every
+// merged member is charged to the node budget, so merges cannot multiply an alias bomb.
+MapEntries map_entries(const YAML::Node& map, YamlConversion& conversion, int depth) {
+  if (depth > kMaxMergeDepth) throw ConversionError(line_of(map, conversion), "merge keys nested too deeply");
+  MapEntries entries;
+  std::vector<YAML::Node> merged;
+  for (const auto& entry : map) {
+    check_scalar_key(entry.first, conversion);
+    if (!is_merge_key(entry.first)) {
+      entries.emplace_back(entry.first, entry.second);
+      continue;
+    }
+    const YAML::Node& value = entry.second;
+    if (value.IsMap()) {
+      merged.push_back(value);
+    } else if (value.IsSequence() && std::all_of(value.begin(), value.end(), [](const YAML::Node& n) { return n.IsMap(); })) {
+      for (const auto& element : value) merged.push_back(element);
+    } else {
+      throw ConversionError(line_of(entry.first, conversion),
+                            "merge key <<: expected a mapping or a sequence of mappings (an alias such as *base)");
+    }
+  }
+  if (merged.empty()) return entries;
+  std::unordered_set<std::string> present;
+  for (const auto& entry : entries) present.insert(entry.first.Scalar());
+  for (const auto& source : merged) {
+    for (auto& entry : map_entries(source, conversion, depth + 1)) {
+      spend(conversion, entry.first);
+      if (present.insert(entry.first.Scalar()).second) entries.push_back(std::move(entry));
+    }
+  }
+  return entries;
+}
+
+// FieldLineRecorder: records field lines while a document is converted, within bounds:
+// a path longer than kMaxPath is not recorded (its errors fall back to an ancestor's
+// line), and the paths of one text may take `bytes` bytes in all, so that deep or
+// aliased input cannot make the map quadratic.
+class FieldLineRecorder {
+ public:
+  static constexpr std::size_t kMaxPath = 512;
+
+  explicit FieldLineRecorder(YamlConversion& conversion) : conversion_(conversion) {}
+
+  bool records(const std::string& path) const {
+    return conversion_.field_lines != nullptr && path.size() <= kMaxPath && path.size() <= conversion_.field_line_bytes;
+  }
+  void record(const std::string& path, int line) {
+    if (!records(path)) return;
+    conversion_.field_line_bytes -= path.size();
+    conversion_.field_lines->emplace(path, line);
+  }
+
+ private:
+  YamlConversion& conversion_;
+};
+
 }  // namespace
 
-rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::AllocatorType& a, std::size_t& budget) {
+int field_line(const FieldLines& lines, std::string_view path) {
+  std::string key(path);
+  for (;;) {
+    if (const auto it = lines.find(key); it != lines.end()) return it->second;
+    if (key.empty()) return 0;
+    // Up one level: drop "[i]" or ".name". A name holding '.' or '[' only makes this
+    // climb in smaller steps; every step shortens the key.
+    const std::size_t cut = key.back() == ']' ? key.rfind('[') : key.find_last_of(".[");
+    key.resize(cut == std::string::npos ? 0 : cut);
+  }
+}
+
+rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::AllocatorType& a,
+                              YamlConversion& conversion) {
   // Iterative, so a deeply nested file cannot exhaust the stack.
   struct Frame {
     YAML::Node node;
     rapidjson::Value* target;
+    std::string path;  // only while its field lines are recorded
+    bool recorded;
   };
+  FieldLineRecorder recorder(conversion);
   rapidjson::Value result;
-  std::vector<Frame> stack{{root, &result}};
+  std::vector<Frame> stack{{root, &result, {}, recorder.records("")}};
+  if (stack.back().recorded) recorder.record("", line_of(root, conversion));
+  // push_child: converts `node` into `target` later, recording its field line now.
+  const auto push_child = [&](const Frame& parent, const YAML::Node& node, rapidjson::Value* target,
+                              const YAML::Node& line_node, auto&& child_path) {
+    std::string path = parent.recorded ? child_path() : std::string();
+    const bool recorded = parent.recorded && recorder.records(path);
+    if (recorded) recorder.record(path, line_of(line_node, conversion));
+    stack.push_back({node, target, recorded ? std::move(path) : std::string(), recorded});
+  };
   while (!stack.empty()) {
-    Frame frame = std::move(stack.back());
+    const Frame frame = std::move(stack.back());
     stack.pop_back();
-    if (budget == 0) {
-      throw ConfigError("line " + std::to_string(frame.node.Mark().line + 1) +
-                        ": the YAML expands to too many nodes (cyclic or exponential aliases?)");
-    }
-    --budget;
+    spend(conversion, frame.node);
     const YAML::Node& node = frame.node;
     switch (node.Type()) {
       case YAML::NodeType::Sequence: {
@@ -67,23 +207,25 @@ rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::Alloc
         frame.target->Reserve(static_cast<rapidjson::SizeType>(node.size()), a);
         for (std::size_t i = 0; i < node.size(); ++i) frame.target->PushBack(rapidjson::Value(), a);
         for (std::size_t i = 0; i < node.size(); ++i) {
-          stack.push_back({node[i], &(*frame.target)[static_cast<rapidjson::SizeType>(i)]});
+          // A sequence element's line: where the element starts.
+          push_child(frame, node[i], &(*frame.target)[static_cast<rapidjson::SizeType>(i)], node[i],
+                     [&] { return index_path(frame.path, i); });
         }
         break;
       }
       case YAML::NodeType::Map: {
         frame.target->SetObject();
-        for (const auto& entry : node) {
-          if (!entry.first.IsScalar()) {
-            throw ConfigError("line " + std::to_string(entry.first.Mark().line + 1) + ": mapping keys must be scalars");
-          }
-          const std::string& key = entry.first.Scalar();
-          frame.target->AddMember(rapidjson::Value(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), a),
+        const MapEntries entries = map_entries(node, conversion, 0);
+        for (const auto& entry : entries) {
+          const std::string& name = entry.first.Scalar();
+          frame.target->AddMember(rapidjson::Value(name.c_str(), static_cast<rapidjson::SizeType>(name.size()), a),
                                   rapidjson::Value(), a);
         }
         auto member = frame.target->MemberBegin();
-        for (const auto& entry : node) {
-          stack.push_back({entry.second, &member->value});
+        for (const auto& entry : entries) {
+          // A member's line: its key's, also when the value is empty or on the next lines.
+          push_child(frame, entry.second, &member->value, entry.first,
+                     [&] { return member_path(frame.path, entry.first.Scalar()); });
           ++member;
         }
         break;
@@ -99,30 +241,163 @@ rapidjson::Value yaml_to_json(const YAML::Node& root, rapidjson::Document::Alloc
   return result;
 }
 
-std::vector<YamlDocument> load_yaml_documents(std::string_view text, const std::string& source) {
-  std::vector<YAML::Node> nodes;
-  try {
-    std::istringstream stream{std::string(text)};
-    nodes = YAML::LoadAll(stream);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
-  std::vector<YamlDocument> documents;
-  std::size_t budget = yaml_node_budget(text.size());
-  for (const auto& node : nodes) {
-    if (!node || node.IsNull()) continue;
-    YamlDocument doc;
-    doc.line = node.Mark().line + 1;
-    rapidjson::Value value;
-    try {
-      value = yaml_to_json(node, doc.json.GetAllocator(), budget);
-    } catch (const ConfigError& e) {
-      throw ConfigError(source + ": " + e.what());
+namespace {
+
+// TextDocument: the text of one `---` document and the number of lines before it.
+struct TextDocument {
+  std::string_view text;
+  int first_line = 0;
+};
+
+// is_document_start: a line starting with the `---` marker (followed by nothing, a space
+// or a tab). YAML forbids such a line inside any content, block scalars and quoted
+// scalars included, so it always starts a new document.
+bool is_document_start(std::string_view line) {
+  return line.starts_with("---") && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+}
+
+// is_preamble_line: a line that can come before the first `---` without being content
+// (blank, a comment, a directive such as %YAML 1.2).
+bool is_preamble_line(std::string_view line) {
+  const auto first = line.find_first_not_of(" \t\r");
+  return first == std::string_view::npos || line[first] == '#' || (first == 0 && line[0] == '%');
+}
+
+// split_documents: the text cut before every `---` marker, so that one document's syntax
+// error cannot hide the others. Comments and directives before a marker stay with it.
+std::vector<TextDocument> split_documents(std::string_view text) {
+  std::vector<TextDocument> documents{{text.substr(0, 0), 0}};
+  std::size_t start = 0;     // of the current document
+  bool has_content = false;  // the current document has more than a preamble
+  int line_number = 0;
+  for (std::size_t pos = 0; pos < text.size(); ++line_number) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    if (is_document_start(line) && has_content) {
+      documents.back().text = text.substr(start, pos - start);
+      documents.push_back({{}, line_number});
+      start = pos;
+      has_content = false;
     }
-    static_cast<rapidjson::Value&>(doc.json).Swap(value);
-    documents.push_back(std::move(doc));
+    has_content = has_content || is_document_start(line) || !is_preamble_line(line);
+    pos = end + 1;
   }
+  documents.back().text = text.substr(start);
   return documents;
+}
+
+// ParsedText: the documents of a text that could be read, and why the others could not.
+struct ParsedText {
+  std::vector<YamlDocument> documents;
+  std::vector<InputProblem> problems;
+};
+
+void convert_document(const YAML::Node& node, YamlConversion& conversion, ParsedText& out) {
+  YamlDocument document;
+  document.line = line_of(node, conversion);
+  conversion.field_lines = &document.field_lines;
+  rapidjson::Value value = yaml_to_json(node, document.json.GetAllocator(), conversion);
+  static_cast<rapidjson::Value&>(document.json).Swap(value);
+  out.documents.push_back(std::move(document));
+}
+
+// parse_text: every non-empty document of `text`; never throws.
+ParsedText parse_text(std::string_view text, const std::string& file) {
+  ParsedText out;
+  YamlConversion conversion;
+  // One budget for the whole text: every document of an alias bomb draws on it.
+  conversion.budget = yaml_node_budget(text.size());
+  conversion.field_line_bytes = 64 * text.size() + (std::size_t{1} << 20);
+  for (const TextDocument& part : split_documents(text)) {
+    conversion.line_offset = part.first_line;
+    try {
+      for (const auto& node : YAML::LoadAll(std::string(part.text))) {
+        if (node && !node.IsNull()) convert_document(node, conversion, out);
+      }
+    } catch (const YAML::Exception& e) {
+      out.problems.push_back({file, part.first_line + e.mark.line + 1, "invalid YAML: " + e.msg});
+    } catch (const ConversionError& e) {
+      out.problems.push_back({file, e.line(), e.message()});
+    }
+  }
+  return out;
+}
+
+std::string string_member(const rapidjson::Value& object, const char* name) {
+  const auto it = object.FindMember(name);
+  return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
+                                                          : std::string();
+}
+
+const rapidjson::Value* object_member(const rapidjson::Value& object, const char* name) {
+  const auto it = object.FindMember(name);
+  return it != object.MemberEnd() && it->value.IsObject() ? &it->value : nullptr;
+}
+
+// ObjectCollector: the Kubernetes objects of one document: Lists expanded, an
+// AdmissionReview replaced by its request.object.
+class ObjectCollector {
+ public:
+  ObjectCollector(const std::string& file, std::shared_ptr<const YamlDocument> document, LoadedObjects& out)
+      : file_(file), document_(std::move(document)), out_(out) {}
+
+  void add(const rapidjson::Value& value, const std::string& path, const std::string& implied_api_version,
+           const std::string& implied_kind, int depth) {
+    const int line = line_at(path);
+    if (!value.IsObject()) return problem(line, "expected a Kubernetes object");
+    std::string api_version = string_member(value, "apiVersion");
+    std::string kind = string_member(value, "kind");
+    if (api_version.empty()) api_version = implied_api_version;
+    if (kind.empty()) kind = implied_kind;
+    const auto items = value.FindMember("items");
+    if (kind.ends_with("List") && items != value.MemberEnd() && !items->value.IsNull()) {
+      return add_items(items->value, path, api_version, kind, depth);
+    }
+    if (kind == "AdmissionReview") return add_review_object(value, path, depth);
+    out_.objects.push_back({file_, line, std::move(api_version), std::move(kind), document_, &value, path});
+  }
+
+ private:
+  int line_at(const std::string& path) const { return field_line(document_->field_lines, path); }
+  void problem(int line, std::string message) { out_.problems.push_back({file_, line, std::move(message)}); }
+
+  // add_items: a `List` (kubectl get -o yaml) or a typed `<Kind>List`, whose items the API
+  // server sends without apiVersion and kind: they take the list's.
+  void add_items(const rapidjson::Value& items, const std::string& path, const std::string& api_version,
+                 const std::string& kind, int depth) {
+    const std::string items_path = member_path(path, "items");
+    // Lists in Lists are legal but never deep; deeper is abuse.
+    if (depth >= kMaxDepth) return problem(line_at(items_path), kind + ": Lists nested too deeply");
+    if (!items.IsArray()) return problem(line_at(items_path), kind + ".items: expected an array");
+    const bool typed = kind != "List";
+    const std::string item_kind = typed ? kind.substr(0, kind.size() - 4) : std::string();
+    const std::string item_api_version = typed ? api_version : std::string();
+    for (rapidjson::SizeType i = 0; i < items.Size(); ++i) {
+      add(items[i], index_path(items_path, i), item_api_version, item_kind, depth + 1);
+    }
+  }
+
+  // add_review_object: a captured AdmissionReview stands for the object it carries.
+  void add_review_object(const rapidjson::Value& review, const std::string& path, int depth) {
+    const rapidjson::Value* request = object_member(review, "request");
+    const rapidjson::Value* object = request != nullptr ? object_member(*request, "object") : nullptr;
+    if (object == nullptr) return problem(line_at(path), "AdmissionReview without request.object");
+    if (depth >= kMaxDepth) return problem(line_at(path), "AdmissionReviews nested too deeply");
+    add(*object, member_path(member_path(path, "request"), "object"), {}, {}, depth + 1);
+  }
+
+  static constexpr int kMaxDepth = 8;
+  const std::string& file_;
+  std::shared_ptr<const YamlDocument> document_;
+  LoadedObjects& out_;
+};
+
+}  // namespace
+
+std::vector<YamlDocument> load_yaml_documents(std::string_view text, const std::string& source) {
+  ParsedText parsed = parse_text(text, source);
+  if (!parsed.problems.empty()) throw ConfigError(parsed.problems.front().text());
+  return std::move(parsed.documents);
 }
 
 std::string read_file(const std::string& path) {
@@ -132,6 +407,38 @@ std::string read_file(const std::string& path) {
   content << in.rdbuf();
   if (in.bad()) throw ConfigError(path + ": read error");
   return content.str();
+}
+
+std::string InputProblem::text() const {
+  if (file.empty()) return message;
+  return line > 0 ? file + ":" + std::to_string(line) + ": " + message : file + ": " + message;
+}
+
+int KubeObject::field_line(std::string_view error, std::string_view root) const {
+  if (!error.starts_with(root)) return line;
+  std::string_view rest = error.substr(root.size());
+  if (rest.starts_with('.')) rest.remove_prefix(1);
+  // The path ends at the ": " before the message. A member name may hold ": " too, so
+  // the first cut that names a recorded field wins; else the first cut's nearest ancestor.
+  const FieldLines& lines = document->field_lines;
+  for (auto cut = rest.find(": "); cut != std::string_view::npos; cut = rest.find(": ", cut + 1)) {
+    if (const auto it = lines.find(join_path(path, rest.substr(0, cut))); it != lines.end()) return it->second;
+  }
+  const int found = kubegap::field_line(lines, join_path(path, rest.substr(0, rest.find(": "))));
+  return found > 0 ? found : line;
+}
+
+void load_objects(std::string_view text, const std::string& file, LoadedObjects& out) {
+  ParsedText parsed = parse_text(text, file);
+  const std::size_t first_problem = out.problems.size();
+  out.problems.insert(out.problems.end(), parsed.problems.begin(), parsed.problems.end());
+  for (auto& document : parsed.documents) {
+    auto shared = std::make_shared<const YamlDocument>(std::move(document));
+    ObjectCollector(file, shared, out).add(shared->json, "", {}, {}, 0);
+  }
+  // Problems of reading and of collecting, in the order of their lines.
+  std::stable_sort(out.problems.begin() + static_cast<std::ptrdiff_t>(first_problem), out.problems.end(),
+                   [](const InputProblem& a, const InputProblem& b) { return a.line < b.line; });
 }
 
 }  // namespace kubegap

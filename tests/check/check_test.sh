@@ -40,13 +40,16 @@ py() {
 version=$("$bin" version | awk '{print $2}')
 normalize() { sed "s/\"version\": \"$version\"/\"version\": \"@VERSION@\"/"; }
 
-# --- golden outputs, one per format, over the fixture directory --------------------------
+# --- golden outputs, one per format, over the fixture directories ------------------------
+# manifests/ is clean (exit 0); mixed/ has unreadable files (exit 2, the report still whole).
+for dir_code in manifests:0 mixed:2; do
 for format in text json sarif; do
+  dir=${dir_code%:*} code=${dir_code#*:}
   ext=$([[ $format == text ]] && echo txt || echo "$format")
-  want=$golden/manifests.$ext
-  run --output "$format" "$fx/manifests"
+  want=$golden/$dir.$ext
+  run --output "$format" "$fx/$dir"
   if [[ $format == text ]]; then cp "$tmp/out" "$tmp/got"; else normalize <"$tmp/out" >"$tmp/got"; fi
-  if [[ $rc -ne 0 ]]; then fail "golden $format: exit $rc: $(cat "$tmp/err")"; continue; fi
+  if [[ $rc -ne $code ]]; then fail "golden $dir $format: exit $rc, want $code: $(cat "$tmp/err")"; continue; fi
   if [[ ${KUBEGAP_UPDATE_GOLDEN:-0} == 1 ]]; then
     cp "$tmp/got" "$want"
     pass "golden $format: rewrote $want"
@@ -56,13 +59,15 @@ for format in text json sarif; do
     fail "golden $format differs from $want (KUBEGAP_UPDATE_GOLDEN=1 rewrites it)"
   fi
 done
+done
 
 # --- the JSON schema -------------------------------------------------------------------------
 run --output json "$fx/manifests"
 py "json: parses and follows the documented schema" '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert set(r) == {"apiVersion", "kind", "version", "objects", "skipped", "summary"}, sorted(r)
+assert set(r) == {"apiVersion", "kind", "version", "objects", "skipped", "errors", "notes", "summary"}, sorted(r)
+assert r["errors"] == [] and r["notes"] == [], (r["errors"], r["notes"])
 assert r["apiVersion"] == "kubegap.io/v1alpha1" and r["kind"] == "CheckReport", r
 assert isinstance(r["version"], str) and r["version"]
 checks = {"checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"}
@@ -89,7 +94,7 @@ for s in r["skipped"]:
     for k, t in (("file", str), ("line", int), ("kind", str), ("name", str)):
         assert isinstance(s.get(k), t), (k, s)
 sm = r["summary"]
-assert sm["objects"] == len(r["objects"]) == 7, sm
+assert sm["objects"] == len(r["objects"]) == 7 and sm["errors"] == 0, sm
 assert sm["findings"] == findings == 12, (sm, findings)
 assert sm["podDisruptionBudgets"] == 1 and sm["nodes"] == 0, sm
 '
@@ -177,6 +182,76 @@ run = json.load(open(sys.argv[1]))["runs"][0]
 assert len(run["tool"]["driver"]["rules"]) == 4 and run["results"] == [], run["results"]
 '
 
+# --- an unreadable input costs only itself (mixed/: see its README.txt) ----------------------
+mixed=$fx/mixed
+# The errors, each at the line of its offending field, in the order the files are read.
+mixed_errors="$mixed/broken.yaml:15: invalid YAML: end of map not found
+$mixed/gpu-var.yaml:17: Job.spec.template.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity
+$mixed/no-kind.yaml:2: not a Kubernetes object: apiVersion and kind are required"
+good_objects="Pod web/before-break|Pod web/after-break|Pod web/cpu-only|Job vision/good-train|Pod web/next-to-templated|PyTorchJob ml-research/merged-replicas"
+run "$mixed"
+if [[ $rc -eq 2 ]]; then pass "mixed: exit 2 when any input could not be read"; else fail "mixed: exit $rc, want 2"; fi
+if [[ $(grep -cE "^($good_objects) \(" "$tmp/out") -eq 6 ]]; then pass "mixed text: every good object is in the report"
+else fail "mixed text: good objects missing: $(cat "$tmp/out")"; fi
+if [[ $(sed 's/^kubegap-webhook check: //' "$tmp/err") == "$mixed_errors" ]]; then
+  pass "mixed text: every error on stderr as file:line: message, in file order"
+else fail "mixed text: stderr is $(cat "$tmp/err")"; fi
+expect 2 "6 object\(s\) checked, 3 finding\(s\), 3 input error\(s\)" \
+  "mixed: --fail-on-findings with input errors exits 2, not 1" -- --fail-on-findings "$mixed"
+for skipped in kustomization.yaml chart/Chart.yaml chart/values.yaml chart/templates/job.yaml; do
+  if grep -q "^note: $mixed/$skipped: skipped: " "$tmp/out"; then pass "mixed: $skipped skipped with a note"
+  else fail "mixed: no note for $skipped: $(cat "$tmp/out")"; fi
+done
+run --output json "$mixed"
+py "mixed json: good objects evaluated, errors with file and line, notes, exit 2" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+want_errors = [line.split(":", 2) for line in sys.argv[2].splitlines()]
+got = [[e["file"], str(e["line"]), " " + e["message"]] for e in r["errors"]]
+assert got == want_errors, got
+# Every error line is the offending field, not the first line of its object.
+lines = {e["file"]: open(e["file"]).read().splitlines()[e["line"] - 1] for e in r["errors"]}
+assert "nvidia.com/gpu: \"$GPU_PER_NODE\"" in lines[sys.argv[3] + "/gpu-var.yaml"], lines
+assert lines[sys.argv[3] + "/no-kind.yaml"] == "apiVersion: v1", lines
+names = [o["name"] for o in r["objects"]]
+assert names == ["before-break", "after-break", "cpu-only", "good-train", "next-to-templated", "merged-replicas"], names
+by_name = {o["name"]: {f["check"]: f for f in o["findings"]} for o in r["objects"]}
+assert by_name["cpu-only"] == {}, by_name["cpu-only"]  # an empty nvidia.com/gpu: requests no GPU
+# The Worker is the Master through <<: *replica: both replicas are evaluated.
+assert by_name["merged-replicas"]["zone-spread"]["parts"] == ["replica Master", "replica Worker"], by_name["merged-replicas"]
+assert "templated" not in names  # the Job with $GPU_PER_NODE is an error, not a GPU request
+assert [n.split(": ")[0] for n in r["notes"]] == [sys.argv[3] + "/" + f for f in
+        ("chart/Chart.yaml", "chart/templates/job.yaml", "chart/values.yaml", "kustomization.yaml")], r["notes"]
+assert r["summary"]["errors"] == 3 and r["summary"]["objects"] == 6, r["summary"]
+' "$mixed_errors" "$mixed"
+if [[ $rc -eq 2 ]]; then pass "mixed json: exit 2"; else fail "mixed json: exit $rc, want 2"; fi
+run --output sarif "$mixed"
+py "mixed sarif: results for the good objects, each error a notification at its file and line" '
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+texts = [x["message"]["text"] for x in run["results"]]
+assert any(t.startswith("PyTorchJob ml-research/merged-replicas: ") for t in texts), texts
+[inv] = run["invocations"]
+assert inv["executionSuccessful"] is False, inv
+errors = [n for n in inv["toolExecutionNotifications"] if n["level"] == "error"]
+got = []
+for n in errors:
+    loc = n["locations"][0]["physicalLocation"]
+    got.append([loc["artifactLocation"]["uri"], str(loc["region"]["startLine"]), " " + n["message"]["text"]])
+assert got == [line.split(":", 2) for line in sys.argv[2].splitlines()], got
+notes = [n for n in inv["toolExecutionNotifications"] if n["level"] == "note"]
+assert len(notes) == 4, notes
+' "$mixed_errors"
+if [[ $rc -eq 2 ]]; then pass "mixed sarif: exit 2"; else fail "mixed sarif: exit $rc, want 2"; fi
+run --output sarif "$fx/single/job.yaml"
+py "sarif: a clean run records executionSuccessful and no notifications" '
+import json, sys
+[inv] = json.load(open(sys.argv[1]))["runs"][0]["invocations"]
+assert inv == {"executionSuccessful": True, "toolExecutionNotifications": []}, inv
+'
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n' >"$tmp/Chart.yaml"
+expect 0 "1 object\(s\) checked" "a Chart.yaml that holds a Kubernetes object is checked, not skipped" -- "$tmp/Chart.yaml"
+
 # --- exit codes ------------------------------------------------------------------------------
 expect 0 "1 object\(s\) checked, 0 finding\(s\)$" "exit 0 when clean" -- "$fx/single/job-and-pdb.yaml"
 expect 0 "7 object\(s\) checked, 12 finding\(s\)" "exit 0 with findings (no --fail-on-findings)" -- "$fx/manifests"
@@ -186,8 +261,9 @@ expect 0 "0 finding\(s\)" "not evaluated is not a finding (--fail-on-findings, n
 expect 1 '"findings": 12' "exit 1 with --output json --fail-on-findings, flags after the path" -- "$fx/manifests" --output json --fail-on-findings
 expect 2 "^kubegap-webhook check: $fx/invalid/malformed.yaml:11: invalid YAML" \
   "exit 2 on malformed YAML, naming file and line" -- "$fx/invalid/malformed.yaml"
-if [[ -s $tmp/out ]]; then fail "exit 2 wrote a partial report on stdout: $(head -c 300 "$tmp/out")"
-else pass "exit 2 prints nothing on stdout"; fi
+if grep -q "^Pod default/ok ($fx/invalid/malformed.yaml:2)$" "$tmp/out" && grep -q "1 input error(s)" "$tmp/out"; then
+  pass "exit 2 still prints the report: the document before the syntax error is checked"
+else fail "malformed.yaml: the first document is not in the report: $(head -c 300 "$tmp/out")"; fi
 expect 2 "$fx/invalid/no-kind.yaml:9: not a Kubernetes object: apiVersion and kind are required" \
   "exit 2 on a document without kind, naming file and line" -- "$fx/invalid/no-kind.yaml"
 expect 2 "no Kubernetes objects found.*$fx/invalid/empty.yaml: no Kubernetes objects" \
@@ -201,7 +277,7 @@ expect 2 "check needs at least one PATH" "exit 2 without PATH" --
 expect 2 "check needs at least one PATH" "exit 2 without PATH (flags only)" -- --output json --fail-on-findings
 expect 2 "unknown flag --bogus" "exit 2 on an unknown flag" -- --bogus "$fx/manifests"
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: {name: c}\n' >"$tmp/type-error.yaml"
-expect 2 "type-error.yaml:1: Pod.spec.containers: expected an array" \
+expect 2 "type-error.yaml:5: Pod.spec.containers: expected an array" \
   "exit 2 on an object that cannot be decoded, naming file, line and JSON path" -- "$tmp/type-error.yaml"
 printf 'enabledChecks: [checkpoint-volume]\nfrobnicate: true\n' >"$tmp/bad-policy.yaml"
 expect 2 "bad-policy.yaml:2: frobnicate: unknown key" "a bad --policy file is a parse error: exit 2 naming file and line" -- \
@@ -231,7 +307,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 [o] = r["objects"]
 assert (o["kind"], o["name"], o["findings"]) == ("Job", "resnet-train", []), o
-assert r["summary"] == {"objects": 1, "findings": 0, "podDisruptionBudgets": 1, "nodes": 0}, r["summary"]
+assert r["summary"] == {"objects": 1, "findings": 0, "errors": 0, "podDisruptionBudgets": 1, "nodes": 0}, r["summary"]
 assert r["skipped"] == [], r["skipped"]  # a PDB is the cluster view, not a skipped object
 '
 run --output json "$fx/single/job.yaml"
@@ -266,7 +342,7 @@ f = {x["check"]: x for x in o["findings"]}
 assert set(f) == {"disruption-budget", "zone-spread"}, f
 assert all(x["outcome"] == "finding" for x in f.values()), f
 assert "us-east-1a" in f["zone-spread"]["reason"], f["zone-spread"]
-assert r["summary"] == {"objects": 1, "findings": 2, "podDisruptionBudgets": 0, "nodes": 2}, r["summary"]
+assert r["summary"] == {"objects": 1, "findings": 2, "errors": 0, "podDisruptionBudgets": 0, "nodes": 2}, r["summary"]
 assert r["skipped"] == [], r["skipped"]  # Nodes are the cluster view, not skipped objects
 '
 

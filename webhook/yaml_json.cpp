@@ -140,8 +140,8 @@ MapEntries map_entries(const YAML::Node& map, YamlConversion& conversion, int de
 
 // FieldLineRecorder: records field lines while a document is converted, within bounds:
 // a path longer than kMaxPath is not recorded (its errors fall back to an ancestor's
-// line), and the paths of one text may take `bytes` bytes in all, so that deep or
-// aliased input cannot make the map quadratic.
+// line), and the paths of one text may take YamlConversion::field_line_bytes bytes in
+// all, so that deep or aliased input cannot make the map quadratic.
 class FieldLineRecorder {
  public:
   static constexpr std::size_t kMaxPath = 512;

@@ -1,6 +1,11 @@
-// CheckpointVolumeCheck: a training pod must mount a volume that outlives it, or a
-// restart loses everything since the last save (cases acme-llm-pretraining-2023,
+// CheckpointVolumeCheck: the checkpoints a training pod writes must outlive the pod, or
+// a pod restarted on another node starts without them (cases acme-llm-pretraining-2023,
 // llama3-pretraining-2024, opt-175b-logbook-2021, bloom-176b-training-2022).
+//
+// Judged on the mounts that can hold checkpoints: writable mounts of the containers that
+// train (those requesting an accelerator; all main containers when none does, as in CPU
+// training). A sidecar's volume or a read-only dataset claim says nothing about where
+// the trainer saves. A mount whose path looks like checkpoints decides by itself.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -8,6 +13,7 @@
 #include <string_view>
 
 #include "policies/checks.h"
+#include "policies/classifier.h"
 
 namespace kubegap {
 namespace {
@@ -77,35 +83,91 @@ std::string_view why_lost(const Volume* volume) {
   return "not durable";
 }
 
+// TrainerMount: one writable mount of a training container, with its volume (nullptr
+// when the pod does not declare it).
+struct TrainerMount {
+  const Container* container;
+  const VolumeMount* mount;
+  const Volume* volume;
+};
+
+std::vector<TrainerMount> trainer_mounts(const PodSpecView& pod, const VolumeIndex& volumes, const Policy& policy) {
+  std::vector<const Container*> trainers;
+  for (const auto& c : pod.containers) {
+    if (container_requests_accelerator(c, policy)) trainers.push_back(&c);
+  }
+  if (trainers.empty()) {
+    for (const auto& c : pod.containers) trainers.push_back(&c);
+  }
+  std::vector<TrainerMount> out;
+  for (const Container* c : trainers) {
+    for (const auto& mount : c->volume_mounts) {
+      const Volume* volume = volumes.find(mount.name);
+      if (mount.read_only || (volume != nullptr && volume->read_only)) continue;
+      out.push_back({c, &mount, volume});
+    }
+  }
+  return out;
+}
+
+// staged_by_init: an init container also mounts this volume. In a serving pod that is a
+// model staged before the server starts (copied from a bucket into emptyDir, say): the
+// server reads checkpoints there, it does not produce them.
+bool staged_by_init(const PodSpecView& pod, const std::string& volume_name) {
+  return std::any_of(pod.init_containers.begin(), pod.init_containers.end(), [&](const Container& c) {
+    return std::any_of(c.volume_mounts.begin(), c.volume_mounts.end(),
+                       [&](const VolumeMount& m) { return m.name == volume_name; });
+  });
+}
+
+Gap undeclared(const TrainerMount& m) {
+  return Gap{Outcome::kNotEvaluated, "",
+             "volume \"" + m.mount->name + "\" mounted at " + m.mount->mount_path + " by container " +
+                 m.container->name + " is not declared"};
+}
+
 }  // namespace
 
 std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx) {
   const VolumeIndex volumes(pod);
-  // Only main containers count: init containers finish before training starts.
-  for (const auto& container : pod.containers) {
-    for (const auto& mount : container.volume_mounts) {
-      const Volume* volume = volumes.find(mount.name);
-      if (volume != nullptr && is_durable(*volume, ctx.policy)) return std::nullopt;
+  const std::vector<TrainerMount> mounts = trainer_mounts(pod, volumes, ctx.policy);
+
+  // A checkpoint-looking path decides: the first one that is not durable is the finding.
+  const TrainerMount* unknown = nullptr;
+  bool checkpoint_path = false;
+  for (const auto& m : mounts) {
+    if (!looks_like_checkpoints(m.mount->mount_path, ctx.policy)) continue;
+    if (ctx.workload_class == WorkloadClass::kServing && staged_by_init(pod, m.mount->name)) continue;
+    checkpoint_path = true;
+    if (m.volume == nullptr) {
+      if (unknown == nullptr) unknown = &m;
+      continue;
     }
+    if (is_durable(*m.volume, ctx.policy)) continue;
+    const std::string where = describe_source(m.volume);
+    // The warning leaves out the container so the same gap in several parts is one
+    // warning; the annotation names it.
+    return Gap{Outcome::kFinding,
+               "checkpoints at " + m.mount->mount_path + " are on " + where + ", " +
+                   std::string(why_lost(m.volume)) + ": a pod restarted elsewhere starts without them",
+               "checkpoint path " + m.mount->mount_path + " of container " + m.container->name + " is on " +
+                   where + ", not durable"};
   }
-  for (const auto& container : pod.containers) {
-    for (const auto& mount : container.volume_mounts) {
-      if (!looks_like_checkpoints(mount.mount_path, ctx.policy)) continue;
-      const Volume* volume = volumes.find(mount.name);
-      const std::string where = describe_source(volume);
-      // The warning leaves out the container so the same gap in several parts is one
-      // warning; the annotation names it.
-      return Gap{Outcome::kFinding,
-                 "checkpoints at " + mount.mount_path + " are on " + where + ", " +
-                     std::string(why_lost(volume)) + ": a restart loses all progress since the last save",
-                 "checkpoint path " + mount.mount_path + " of container " + container.name +
-                     " is on " + where + "; no durable volume mounted"};
-    }
+  if (unknown != nullptr) return undeclared(*unknown);
+  if (checkpoint_path) return std::nullopt;
+  // Without a checkpoint-looking path, an inference server says nothing about training.
+  if (ctx.workload_class == WorkloadClass::kServing) return std::nullopt;
+
+  for (const auto& m : mounts) {
+    if (m.volume != nullptr && is_durable(*m.volume, ctx.policy)) return std::nullopt;
+  }
+  for (const auto& m : mounts) {
+    if (m.volume == nullptr) return undeclared(m);
   }
   return Gap{Outcome::kFinding,
-             "no durable volume (PVC, network or durable CSI) for checkpoints: a restart loses "
-             "all progress since the last save",
-             "no durable volume mounted by any container"};
+             "no writable durable volume (PVC, network or durable CSI) is mounted: checkpoints saved in "
+             "the pod are lost when it is rescheduled",
+             "no writable durable volume mounted by the training containers"};
 }
 
 }  // namespace kubegap

@@ -34,6 +34,9 @@ struct CheckContext {
   std::string_view cluster_unavailable = "no cluster view";
   // Whether the pod requests an accelerator (some checks apply only to those pods).
   bool accelerator = false;
+  // The pod's class (policies/classifier.h): serving pods are judged on
+  // checkpoint-looking mounts only.
+  WorkloadClass workload_class = WorkloadClass::kTraining;
 };
 
 // Gap: one check's conclusion about one pod spec.
@@ -52,7 +55,8 @@ struct CheckDefinition {
   CheckFn run;
 };
 
-// CheckpointVolumeCheck: no main container mounts a durable volume.
+// CheckpointVolumeCheck: checkpoints would not outlive the pod (the writable mounts of the
+// containers that train).
 std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx);
 // DisruptionBudgetCheck: no PodDisruptionBudget in the namespace selects the pod.
 std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckContext& ctx);

@@ -1,19 +1,43 @@
 #include "policies/classifier.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace kubegap {
 namespace {
 
-bool container_requests_accelerator(const Container& container, const Policy& policy) {
-  return std::any_of(container.resources.begin(), container.resources.end(),
-                     [&](const std::string& resource) {
-                       return std::any_of(policy.accelerator_resources.begin(),
-                                          policy.accelerator_resources.end(),
-                                          [&](const std::string& pattern) {
-                                            return wildcard_match(pattern, resource);
-                                          });
-                     });
+// With the DRAExtendedResource feature a device class can serve a plain resource
+// request; without an explicit name it is this prefix plus the class name
+// (k8s.io/api/resource/v1, ResourceDeviceClassPrefix).
+constexpr std::string_view kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
+
+bool matches_any(const std::vector<std::string>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& pattern) { return wildcard_match(pattern, text); });
+}
+
+bool accelerator_resource(const std::string& resource, const Policy& policy) {
+  if (matches_any(policy.accelerator_resources, resource)) return true;
+  return resource.starts_with(kDeviceClassResourcePrefix) &&
+         matches_any(policy.accelerator_device_classes, resource.substr(kDeviceClassResourcePrefix.size()));
+}
+
+// claims_accelerator: a pod resource claim (DRA) that a container consumes and whose
+// requests name an accelerator device class. A pod names no device class itself: the
+// ResourceClaim or ResourceClaimTemplate does. When the cluster view does not know it
+// (no view, or not yet listed), the claim counts as an accelerator: on the clusters this
+// webhook serves, DRA claims are overwhelmingly GPUs, and missing a training pod costs
+// more than judging one device pod too many.
+bool claims_accelerator(const PodSpecView& pod, const Policy& policy, const std::string& namespace_name,
+                        const ClusterSnapshot* cluster) {
+  return std::any_of(pod.resource_claims.begin(), pod.resource_claims.end(), [&](const PodResourceClaim& claim) {
+    const bool is_template = claim.claim_name.empty();
+    const std::string& name = is_template ? claim.template_name : claim.claim_name;
+    const auto* classes = cluster != nullptr ? cluster->device_classes(namespace_name, name, is_template) : nullptr;
+    if (classes == nullptr) return true;
+    return std::any_of(classes->begin(), classes->end(),
+                       [&](const std::string& c) { return matches_any(policy.accelerator_device_classes, c); });
+  });
 }
 
 bool annotated_training(const StringMap& annotations) {
@@ -23,17 +47,49 @@ bool annotated_training(const StringMap& annotations) {
 
 }  // namespace
 
-bool requests_accelerator(const PodSpecView& pod, const Policy& policy) {
-  auto requests = [&](const Container& c) { return container_requests_accelerator(c, policy); };
-  return std::any_of(pod.containers.begin(), pod.containers.end(), requests) ||
-         std::any_of(pod.init_containers.begin(), pod.init_containers.end(), requests);
+bool container_requests_accelerator(const Container& container, const Policy& policy) {
+  return std::any_of(container.resources.begin(), container.resources.end(),
+                     [&](const std::string& resource) { return accelerator_resource(resource, policy); });
 }
 
-bool is_training_pod(const PodSpecView& pod, const WorkloadView& object, const Policy& policy) {
-  if (object.training_kind || requests_accelerator(pod, policy)) return true;
-  if (annotated_training(pod.annotations) || annotated_training(object.annotations)) return true;
-  return std::any_of(policy.framework_labels.begin(), policy.framework_labels.end(),
-                     [&](const std::string& key) { return pod.labels.contains(key); });
+bool requests_accelerator(const PodSpecView& pod, const Policy& policy, const std::string& namespace_name,
+                          const ClusterSnapshot* cluster) {
+  auto requests = [&](const Container& c) { return container_requests_accelerator(c, policy); };
+  if (std::any_of(pod.containers.begin(), pod.containers.end(), requests) ||
+      std::any_of(pod.init_containers.begin(), pod.init_containers.end(), requests)) {
+    return true;
+  }
+  if (std::any_of(policy.accelerator_annotations.begin(), policy.accelerator_annotations.end(),
+                  [&](const std::string& key) { return pod.annotations.contains(key); })) {
+    return true;
+  }
+  return claims_accelerator(pod, policy, namespace_name, cluster);
+}
+
+const WorkloadKind* judging_row(const WorkloadView& object, const Policy& policy) {
+  if (object.kind == "Pod" && object.api_group.empty() && !object.owner.kind.empty()) {
+    if (const WorkloadKind* owner = policy.workload_kind(object.owner.api_group, object.owner.kind)) return owner;
+  }
+  return policy.workload_kind(object.api_group, object.kind);
+}
+
+PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const WorkloadKind* row, bool accelerator,
+                      const Policy& policy) {
+  if (annotated_training(pod.annotations) || annotated_training(object.annotations)) {
+    return {true, WorkloadClass::kTraining, std::string("annotated ") + kTrainingJobAnnotation};
+  }
+  for (const auto& key : policy.framework_labels) {
+    if (pod.labels.contains(key)) return {true, WorkloadClass::kTraining, "framework label " + key};
+  }
+  const WorkloadClass row_class = row != nullptr ? row->workload_class : WorkloadClass::kAuto;
+  const std::string kind = row != nullptr ? row->kind : object.kind;
+  const std::string via = row != nullptr && row->kind != object.kind ? " (owner " + object.owner.kind + ")" : "";
+  if (row_class == WorkloadClass::kTraining) return {true, row_class, "kind " + kind + via + " is training"};
+  if (!accelerator) return {false, row_class, "no accelerator and no training label"};
+  if (row_class == WorkloadClass::kAuto) {
+    return {true, WorkloadClass::kTraining, "kind " + kind + via + " requesting an accelerator"};
+  }
+  return {true, row_class, "kind " + kind + via + " is " + std::string(class_name(row_class))};
 }
 
 }  // namespace kubegap

@@ -1,6 +1,14 @@
 #pragma once
-// Which pods are training-job pods (DESIGN.md, "Check semantics").
+// Which pods are evaluated, and as what (DESIGN.md, "Check semantics"; the classes are
+// WorkloadClass in policies/policy.h).
+//
+//   const WorkloadKind* row = judging_row(object, policy);   // the owner's row for a Pod
+//   PodClass c = classify_pod(pod, object, row, accelerator, policy);
+//   if (c.evaluated && policy.check_applies("zone-spread", c.workload_class)) ...
 
+#include <string>
+
+#include "policies/cluster_view.h"
 #include "policies/pod_view.h"
 #include "policies/policy.h"
 
@@ -8,13 +16,38 @@ namespace kubegap {
 
 inline constexpr const char* kTrainingJobAnnotation = "kubegap.io/training-job";
 
-// requests_accelerator: any container or init container requests or limits a resource
-// matching the policy's accelerator patterns.
-bool requests_accelerator(const PodSpecView& pod, const Policy& policy);
+// container_requests_accelerator: the container requests or limits an accelerator
+// resource (policy patterns, or a DRA extended resource of an accelerator device class).
+bool container_requests_accelerator(const Container& container, const Policy& policy);
 
-// is_training_pod: an accelerator pod, a pod with a training-framework label, a pod of a
-// training workload kind, or one annotated kubegap.io/training-job: "true" (on the pod
-// template or the object).
-bool is_training_pod(const PodSpecView& pod, const WorkloadView& object, const Policy& policy);
+// requests_accelerator: any container or init container requests or limits a resource
+// matching the policy's accelerator patterns (or a DRA extended resource of an
+// accelerator device class), consumes a DRA claim whose device class is an accelerator
+// class (resolved through `cluster` when it knows the claim), or the pod carries a
+// fractional-GPU annotation.
+bool requests_accelerator(const PodSpecView& pod, const Policy& policy, const std::string& namespace_name = {},
+                          const ClusterSnapshot* cluster = nullptr);
+
+// judging_row: the workload-table row whose class and skipped checks apply to `object`.
+// For a Pod with a controller owner of a kind in the table (a ReplicaSet, a DaemonSet,
+// a PyTorchJob), the owner's row: the pod is judged like what made it. Otherwise the
+// object's own row; nullptr when its kind is not in the table.
+const WorkloadKind* judging_row(const WorkloadView& object, const Policy& policy);
+
+// PodClass: whether a pod spec is evaluated, its class, and the rule that decided it
+// (for the audit annotation and `check --explain`).
+struct PodClass {
+  bool evaluated = false;
+  WorkloadClass workload_class = WorkloadClass::kAuto;
+  std::string why;
+};
+
+// classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod
+// template or the object, or a framework label) is training. Otherwise it takes the
+// class of its row; it is evaluated when the row is a training kind or the pod requests
+// an accelerator (a CPU web server in a Deployment is nobody's training job). An `auto`
+// pod that is evaluated is training.
+PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const WorkloadKind* row, bool accelerator,
+                      const Policy& policy);
 
 }  // namespace kubegap

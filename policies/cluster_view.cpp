@@ -1,10 +1,22 @@
 #include "policies/cluster_view.h"
 
 namespace kubegap {
+namespace {
+
+std::string claim_key(const std::string& namespace_name, const std::string& name, bool is_template) {
+  // '/' cannot occur in either name, so the key is unambiguous.
+  return namespace_name + (is_template ? "/template/" : "/claim/") + name;
+}
+
+}  // namespace
 
 ClusterSnapshot::ClusterSnapshot(std::vector<DisruptionBudget> budgets,
-                                 std::vector<NodeInfo> nodes)
+                                 std::vector<NodeInfo> nodes, std::vector<ResourceClaimInfo> claims)
     : nodes_(std::move(nodes)), budget_count_(budgets.size()) {
+  for (auto& claim : claims) {
+    claims_.insert_or_assign(claim_key(claim.namespace_name, claim.name, claim.is_template),
+                             std::move(claim.device_classes));
+  }
   for (auto& budget : budgets) {
     auto& list = budgets_by_namespace_[budget.namespace_name];
     list.push_back(std::move(budget));
@@ -22,6 +34,12 @@ const std::vector<DisruptionBudget>& ClusterSnapshot::budgets_in(
 const NodeInfo* ClusterSnapshot::node(const std::string& name) const {
   const auto it = node_index_.find(name);
   return it == node_index_.end() ? nullptr : &nodes_[it->second];
+}
+
+const std::vector<std::string>* ClusterSnapshot::device_classes(const std::string& namespace_name,
+                                                                const std::string& name, bool is_template) const {
+  const auto it = claims_.find(claim_key(namespace_name, name, is_template));
+  return it == claims_.end() ? nullptr : &it->second;
 }
 
 }  // namespace kubegap

@@ -26,18 +26,33 @@ struct NodeInfo {
   StringMap labels;
 };
 
+// ResourceClaimInfo: a resource.k8s.io ResourceClaim or ResourceClaimTemplate, reduced to
+// the device classes its requests name (a pod names no device class itself).
+struct ResourceClaimInfo {
+  std::string namespace_name;
+  std::string name;
+  bool is_template = false;
+  std::vector<std::string> device_classes;
+};
+
 class ClusterSnapshot {
  public:
   ClusterSnapshot() = default;
-  ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes);
+  ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes,
+                  std::vector<ResourceClaimInfo> claims = {});
 
   // budgets_in: the PodDisruptionBudgets of one namespace (empty when none).
   const std::vector<DisruptionBudget>& budgets_in(const std::string& namespace_name) const;
   const std::vector<NodeInfo>& nodes() const { return nodes_; }
   const NodeInfo* node(const std::string& name) const;
   std::size_t budget_count() const { return budget_count_; }
+  // device_classes: the device classes of a claim (or claim template) in a namespace;
+  // nullptr when the snapshot does not know it.
+  const std::vector<std::string>* device_classes(const std::string& namespace_name, const std::string& name,
+                                                 bool is_template) const;
 
  private:
+  std::unordered_map<std::string, std::vector<std::string>> claims_;  // claim_key -> classes
   std::unordered_map<std::string, std::vector<DisruptionBudget>> budgets_by_namespace_;
   std::vector<NodeInfo> nodes_;
   std::unordered_map<std::string, std::size_t> node_index_;

@@ -84,31 +84,36 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results,
 }  // namespace
 
 std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster,
-                              const Policy& policy, std::string_view cluster_unavailable) {
+                              const Policy& policy, std::string_view cluster_unavailable,
+                              const ClusterSnapshot* claims) {
+  if (claims == nullptr) claims = cluster;
   std::vector<Finding> findings;
   if (policy.namespace_excluded(object.namespace_name)) return findings;
 
-  struct TrainingPod {
+  // A Pod made by a controller in the table is judged like that controller's row.
+  const WorkloadKind* row = judging_row(object, policy);
+  struct JudgedPod {
     const PodSpecView* pod;
     bool accelerator;
+    WorkloadClass workload_class;
   };
-  std::vector<TrainingPod> training;
+  std::vector<JudgedPod> judged;
   for (const auto& pod : object.pods) {
-    // An accelerator pod is a training pod: the classifier's other rules run only if not.
-    const bool accelerator = requests_accelerator(pod, policy);
-    if (accelerator || is_training_pod(pod, object, policy)) training.push_back({&pod, accelerator});
+    const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
+    const PodClass pod_class = classify_pod(pod, object, row, accelerator, policy);
+    if (pod_class.evaluated) judged.push_back({&pod, accelerator, pod_class.workload_class});
   }
-  if (training.empty()) return findings;
+  if (judged.empty()) return findings;
 
-  const WorkloadKind* row = policy.workload_kind(object.api_group, object.kind);
   const auto skipped = [&](std::string_view id) {
     return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
   };
   for (const auto& check : check_registry()) {
     if (!policy.check_enabled(check.id) || skipped(check.id)) continue;
     std::vector<PartResult> results;
-    for (const auto& [pod, accelerator] : training) {
-      const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator};
+    for (const auto& [pod, accelerator, workload_class] : judged) {
+      if (!policy.check_applies(check.id, workload_class)) continue;
+      const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator, workload_class};
       auto gap = check.run(*pod, ctx);
       if (!gap) continue;
       if (gap->outcome == Outcome::kFinding &&
@@ -118,7 +123,13 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
       }
       results.push_back({pod, std::move(*gap)});
     }
+    const std::size_t first = findings.size();
     group(check, results, findings);
+    if (policy.action(check.id) == CheckAction::kAudit) {
+      for (auto it = findings.begin() + static_cast<std::ptrdiff_t>(first); it != findings.end(); ++it) {
+        it->audit_only = true;
+      }
+    }
   }
   return findings;
 }

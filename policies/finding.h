@@ -19,6 +19,11 @@ struct Finding {
   std::string reason;   // short reason for the audit annotation
   std::vector<std::string> cases;  // case ids that show why it matters
   std::vector<std::string> parts;  // workload parts affected (empty for a Pod)
+  // The policy's action for the check is `audit`: an audit annotation, no warning.
+  bool audit_only = false;
 };
+
+// warns: a finding that becomes a warning (a gap, reported with the `warn` action).
+inline bool warns(const Finding& finding) { return finding.outcome == Outcome::kFinding && !finding.audit_only; }
 
 }  // namespace kubegap

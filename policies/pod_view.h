@@ -20,6 +20,7 @@ using StringMap = std::map<std::string, std::string, std::less<>>;
 struct VolumeMount {
   std::string name;
   std::string mount_path;
+  bool read_only = false;  // readOnly: true on the mount: it cannot hold checkpoints
 };
 
 struct Container {
@@ -27,6 +28,9 @@ struct Container {
   // Names of the resources the container requests or limits with a non-zero quantity.
   std::vector<std::string> resources;
   std::vector<VolumeMount> volume_mounts;
+  // Names of the pod's resource claims (DRA) this container consumes
+  // (resources.claims[].name).
+  std::vector<std::string> claims = {};
 };
 
 struct Volume {
@@ -35,6 +39,17 @@ struct Volume {
   // "csi", "nfs", ... Empty when the volume has no source we recognise.
   std::string source;
   std::string csi_driver;  // for source == "csi"
+  // A persistentVolumeClaim source with readOnly: true: every mount of it is read-only.
+  bool read_only = false;
+};
+
+// PodResourceClaim: an entry of spec.resourceClaims (dynamic resource allocation): the
+// pod-level name containers refer to, and the ResourceClaim or ResourceClaimTemplate
+// that holds the device requests (and so the device class names).
+struct PodResourceClaim {
+  std::string name;
+  std::string claim_name;     // resourceClaimName
+  std::string template_name;  // resourceClaimTemplateName
 };
 
 // A node selector requirement, as in NodeSelectorRequirement and
@@ -73,6 +88,15 @@ struct PodSpecView {
   std::vector<NodeSelectorTerm> required_node_terms;
   std::vector<Toleration> tolerations;
   std::string node_name;
+  std::vector<PodResourceClaim> resource_claims;
+};
+
+// OwnerReference: the controller owner of a Pod (metadata.ownerReferences with
+// controller: true), so a pod made by a Deployment or a DaemonSet is judged like one.
+struct OwnerReference {
+  std::string api_group;  // "" for core, "apps", "kubeflow.org", ...
+  std::string kind;
+  std::string name;
 };
 
 // WorkloadView: the object under review and the pod specs found in it.
@@ -83,8 +107,8 @@ struct WorkloadView {
   std::string name;
   StringMap labels;
   StringMap annotations;
-  // A training workload kind (PyTorchJob, JobSet, ...): its pods are training pods.
-  bool training_kind = false;
+  // The controller owner (Pods only); empty kind when there is none.
+  OwnerReference owner;
   std::vector<PodSpecView> pods;
 };
 

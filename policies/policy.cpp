@@ -16,6 +16,36 @@ bool Policy::namespace_excluded(const std::string& namespace_name) const {
          excluded_namespaces.end();
 }
 
+bool Policy::check_applies(std::string_view check_id, WorkloadClass workload_class) const {
+  if (!check_enabled(check_id)) return false;
+  const auto it = checks_by_class.find(workload_class);
+  return it != checks_by_class.end() &&
+         std::find(it->second.begin(), it->second.end(), check_id) != it->second.end();
+}
+
+CheckAction Policy::action(std::string_view check_id) const {
+  const auto it = check_actions.find(check_id);
+  return it == check_actions.end() ? CheckAction::kWarn : it->second;
+}
+
+std::string_view class_name(WorkloadClass workload_class) {
+  switch (workload_class) {
+    case WorkloadClass::kTraining: return "training";
+    case WorkloadClass::kServing: return "serving";
+    case WorkloadClass::kAuto: return "auto";
+    case WorkloadClass::kDiagnostic: return "diagnostic";
+  }
+  return "auto";
+}
+
+std::optional<WorkloadClass> parse_class(std::string_view name) {
+  for (const auto c : {WorkloadClass::kTraining, WorkloadClass::kServing, WorkloadClass::kAuto,
+                       WorkloadClass::kDiagnostic}) {
+    if (class_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
 const WorkloadKind* Policy::workload_kind(const std::string& group, const std::string& kind) const {
   const auto it = std::find_if(workload_kinds.begin(), workload_kinds.end(),
                                [&](const WorkloadKind& w) { return w.group == group && w.kind == kind; });
@@ -24,17 +54,23 @@ const WorkloadKind* Policy::workload_kind(const std::string& group, const std::s
 
 std::vector<WorkloadKind> default_workload_kinds() {
   using Labels = std::vector<std::pair<std::string, std::string>>;
+  using Paths = std::vector<std::string>;
+  constexpr auto kTraining = WorkloadClass::kTraining;
+  constexpr auto kServing = WorkloadClass::kServing;
+  constexpr auto kAuto = WorkloadClass::kAuto;
   const std::vector<std::string> create_update = {"CREATE", "UPDATE"};
   // Kubeflow training-operator kinds: one map of replica specs each, the same labels
   // (training-operator pkg/controller.v1/common: job-name, replica-type in lower case).
   const auto kubeflow = [&](std::string kind, std::string specs) {
-    return WorkloadKind{"kubeflow.org", std::move(kind), true, create_update,
+    return WorkloadKind{"kubeflow.org", std::move(kind), kTraining, create_update,
                         {{"spec." + std::move(specs) + ".*.template", "replica {}", {}}},
+                        Paths{}, Paths{},
                         Labels{{"training.kubeflow.org/job-name", "{name}"},
                                {"training.kubeflow.org/replica-type", "{lower}"}}};
   };
-  const auto apps = [&](std::string kind, std::vector<std::string> skip = {}) {
-    return WorkloadKind{"apps", std::move(kind), false, create_update, {{"spec.template", "", {}}}, {}, std::move(skip)};
+  const auto apps = [&](std::string kind, WorkloadClass c, Paths claims = {}, std::vector<std::string> skip = {}) {
+    return WorkloadKind{"apps", std::move(kind), c, create_update, {{"spec.template", "", {}}},
+                        std::move(claims), Paths{}, Labels{}, std::move(skip)};
   };
   const auto ray_groups = [](const std::string& prefix) {
     return std::vector<PodTemplateLocation>{
@@ -42,40 +78,71 @@ std::vector<WorkloadKind> default_workload_kinds() {
         {prefix + "workerGroupSpecs[groupName].template", "workerGroup {}",
          {{"ray.io/node-type", "worker"}, {"ray.io/group", "{}"}}}};
   };
+  const auto ray = [&](std::string kind, WorkloadClass c, const std::string& prefix, Labels labels) {
+    return WorkloadKind{"ray.io", std::move(kind), c, create_update, ray_groups(prefix), Paths{}, Paths{},
+                        std::move(labels)};
+  };
+  // A JobSet spec at `prefix`: its replicated jobs' pod templates and its shared PVCs
+  // (volumeClaimPolicies, mounted by volumeMount name: jobset pkg/controllers, addVolumes).
+  const auto jobset = [&](std::string group, std::string kind, const std::string& prefix, Labels labels) {
+    return WorkloadKind{std::move(group), std::move(kind), kTraining, create_update,
+                        {{prefix + "replicatedJobs[name].template.spec.template", "replicatedJob {}",
+                          {{"jobset.sigs.k8s.io/replicatedjob-name", "{}"}}}},
+                        Paths{prefix + "volumeClaimPolicies[].templates[]"}, Paths{}, std::move(labels)};
+  };
+  // A Volcano JobSpec at `prefix`: tasks, and job-level volumes that the controller
+  // mounts in every container of every task (pkg/controllers/job, createJobPod).
+  const auto volcano = [&](std::string group, std::string kind, const std::string& prefix, Labels labels) {
+    return WorkloadKind{std::move(group), std::move(kind), kTraining, create_update,
+                        {{prefix + "tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
+                        Paths{}, Paths{prefix + "volumes[]"}, std::move(labels)};
+  };
   return {
-      {"", "Pod", false, {"CREATE"}, {{"", "", {}}}, {}},
-      {"batch", "Job", false, create_update, {{"spec.template", "", {}}},
+      {"", "Pod", kAuto, {"CREATE"}, {{"", "", {}}}},
+      {"batch", "Job", kAuto, create_update, {{"spec.template", "", {}}}, Paths{}, Paths{},
        {{"batch.kubernetes.io/job-name", "{name}"}, {"job-name", "{name}"}}},
       // A CronJob's Jobs get generated names, so their job-name labels are unknown here.
-      {"batch", "CronJob", false, create_update, {{"spec.jobTemplate.spec.template", "", {}}}, {}},
-      apps("Deployment"),
-      apps("StatefulSet"),
-      apps("ReplicaSet"),
+      {"batch", "CronJob", kAuto, create_update, {{"spec.jobTemplate.spec.template", "", {}}}},
+      apps("Deployment", kServing),
+      apps("StatefulSet", kServing, {"spec.volumeClaimTemplates[]"}),
+      apps("ReplicaSet", kServing),
       // The DaemonSet controller gives its pods untimed not-ready/unreachable tolerations
-      // (pkg/controller/daemon/util, AddOrUpdateDaemonPodTolerations): nothing to fix.
-      apps("DaemonSet", {"gpu-health-tolerations"}),
-      {"jobset.x-k8s.io", "JobSet", true, create_update,
-       {{"spec.replicatedJobs[name].template.spec.template", "replicatedJob {}",
-         {{"jobset.sigs.k8s.io/replicatedjob-name", "{}"}}}},
-       {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}},
+      // (pkg/controller/daemon/util, AddOrUpdateDaemonPodTolerations) and pins each pod to
+      // its node with a metadata.name field affinity; kubectl drain skips its pods. None of
+      // that is the user's gap.
+      apps("DaemonSet", kServing, {}, {"gpu-health-tolerations", "zone-spread", "disruption-budget"}),
+      jobset("jobset.x-k8s.io", "JobSet", "spec.", {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
+      // Kubeflow Trainer v2 runtimes: spec.template is a JobSet template the TrainJobs that
+      // reference the runtime are built from (trainer pkg/apis/trainer/v1alpha1).
+      jobset("trainer.kubeflow.org", "TrainingRuntime", "spec.template.spec.", {}),
+      jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {}),
       kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
       kubeflow("TFJob", "tfReplicaSpecs"),
       kubeflow("XGBoostJob", "xgbReplicaSpecs"),
       kubeflow("PaddleJob", "paddleReplicaSpecs"),
       kubeflow("JAXJob", "jaxReplicaSpecs"),
       // mpi-operator v2beta1 labels its pods with the job name and the role.
-      {"kubeflow.org", "MPIJob", true, create_update,
-       {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}},
+      {"kubeflow.org", "MPIJob", kTraining, create_update,
+       {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}}, Paths{}, Paths{},
        {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},
+      // SageMaker HyperPod: an array of named replica specs (sagemaker-hyperpod-cli,
+      // hyperpod_pytorch_job_unified_config.py).
+      {"sagemaker.amazonaws.com", "HyperPodPyTorchJob", kTraining, create_update,
+       {{"spec.replicaSpecs[name].template", "replica {}", {}}}},
       // A RayJob's cluster gets a generated name, so only the node labels are known.
-      {"ray.io", "RayJob", true, create_update, ray_groups("spec.rayClusterSpec."), {}},
-      {"ray.io", "RayCluster", true, create_update, ray_groups("spec."), {{"ray.io/cluster", "{name}"}}},
-      {"batch.volcano.sh", "Job", true, create_update,
-       {{"spec.tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
-       {{"volcano.sh/job-name", "{name}"}}},
-      {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", true, create_update,
+      ray("RayJob", kTraining, "spec.rayClusterSpec.", {}),
+      ray("RayCronJob", kTraining, "spec.jobTemplate.rayClusterSpec.", {}),
+      ray("RayCluster", kTraining, "spec.", {{"ray.io/cluster", "{name}"}}),
+      // RayService: Ray Serve applications, i.e. model serving.
+      ray("RayService", kServing, "spec.rayClusterConfig.", {}),
+      volcano("batch.volcano.sh", "Job", "spec.", {{"volcano.sh/job-name", "{name}"}}),
+      volcano("batch.volcano.sh", "CronJob", "spec.jobTemplate.spec.", {}),
+      volcano("flow.volcano.sh", "JobTemplate", "spec.", {}),
+      // LeaderWorkerSet: in practice multi-host inference (vLLM, SGLang), so serving.
+      {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", kServing, create_update,
        {{"spec.leaderWorkerTemplate.leaderTemplate", "leader", {}},
         {"spec.leaderWorkerTemplate.workerTemplate", "worker", {}}},
+       Paths{"spec.leaderWorkerTemplate.volumeClaimTemplates[]"}, Paths{},
        {{"leaderworkerset.sigs.k8s.io/name", "{name}"}}},
   };
 }
@@ -87,9 +154,14 @@ const Policy& default_policy() {
     p.accelerator_resources = {"nvidia.com/gpu",    "nvidia.com/mig-*",       "amd.com/gpu",
                                "gpu.intel.com/*",   "habana.ai/gaudi",        "aws.amazon.com/neuron*",
                                "google.com/tpu"};
+    // DRA device classes of the GPU and accelerator drivers (NVIDIA k8s-dra-driver-gpu,
+    // AMD k8s-gpu-dra-driver, Intel resource drivers, AWS Neuron).
+    p.accelerator_device_classes = {"gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com",
+                                    "gpu.intel.com",  "gaudi.intel.com", "neuron.aws.com"};
+    // KAI scheduler's GPU sharing (pkg/common/constants): a fraction or memory of a GPU.
+    p.accelerator_annotations = {"gpu-fraction", "gpu-memory"};
     p.framework_labels = {"training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name",
-                          "volcano.sh/job-name", "trainer.kubeflow.org/trainjob-ancestor-step",
-                          "leaderworkerset.sigs.k8s.io/name"};
+                          "volcano.sh/job-name", "trainer.kubeflow.org/trainjob-ancestor-step"};
     p.durable_csi_drivers = {"gcsfuse.csi.storage.gke.io", "s3.csi.aws.com", "efs.csi.aws.com",
                              "file.csi.azure.com",         "blob.csi.azure.com", "nfs.csi.k8s.io"};
     p.gpu_fault_taints = {"nvidia.com/gpu-xid-error", "nvidia.com/gpu-nvlink-error",
@@ -98,6 +170,13 @@ const Policy& default_policy() {
     p.excluded_namespaces = {"kube-system"};
     p.checkpoint_path_hints = {"checkpoint", "ckpt"};
     p.workload_kinds = default_workload_kinds();
+    p.checks_by_class = {
+        {WorkloadClass::kTraining, p.enabled_checks},
+        {WorkloadClass::kAuto, p.enabled_checks},
+        // Inference servers: only a checkpoint-looking mount is judged.
+        {WorkloadClass::kServing, {std::string(kCheckpointVolume)}},
+        {WorkloadClass::kDiagnostic, {}},
+    };
     return p;
   }();
   return kDefault;

@@ -3,6 +3,8 @@
 // A policy file (webhook/policy_loader) overrides any of them.
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,13 +12,33 @@
 
 namespace kubegap {
 
+// WorkloadClass: what a workload's pods do, which decides the checks that apply to them
+// (Policy::checks_by_class) and how checkpoint-volume judges them.
+//   training    the training-operator kinds and pods they own: every check.
+//   serving     long-running controllers (Deployment, StatefulSet, LeaderWorkerSet,
+//               RayService, ...), usually inference servers: checkpoint-volume only for
+//               mounts whose path looks like checkpoints.
+//   auto        Jobs, CronJobs, Pods without a controller owner: decided per pod.
+//   diagnostic  a part whose containers only run accelerator diagnostics or placeholders.
+// A serving or auto pod labelled as training (kubegap.io/training-job: "true", or a
+// framework label) is training.
+enum class WorkloadClass { kTraining, kServing, kAuto, kDiagnostic };
+
+std::string_view class_name(WorkloadClass workload_class);
+std::optional<WorkloadClass> parse_class(std::string_view name);
+
+// CheckAction: how a finding of a check is reported. kWarn: a warning (kubectl prints
+// it) and an audit annotation. kAudit: the audit annotation only.
+enum class CheckAction { kWarn, kAudit };
+
 // PodTemplateLocation: where a workload kind keeps one kind of pod template.
 //
-// `path` is dot-separated from the object's root; a segment `name[key]` walks every
-// element of the array `name`, labelled by the element's string member `key`; a segment
-// `*` walks every member of an object, labelled by the member's name. An empty path is
-// the object itself (a Pod). `part` names the template in warnings, with `{}` replaced by
-// the label ("replica {}" -> "replica Worker").
+// `path` follows the template path grammar (webhook/template_path.h): dot-separated
+// from the object's root; `name[key]` walks every element of the array `name`, labelled
+// by the element's string member `key`; `name[]` walks every element, labelled by its
+// index; `*` walks every member of an object, labelled by the member's name. An empty
+// path is the object itself (a Pod). `part` names the template in warnings, with `{}`
+// replaced by the label ("replica {}" -> "replica Worker").
 struct PodTemplateLocation {
   std::string path;
   std::string part;
@@ -30,15 +52,23 @@ struct PodTemplateLocation {
 struct WorkloadKind {
   std::string group;  // API group, "" for core
   std::string kind;
-  // A training workload kind: every pod template in it is a training pod.
-  bool training = false;
+  WorkloadClass workload_class = WorkloadClass::kAuto;
   std::vector<std::string> operations = {"CREATE", "UPDATE"};
   std::vector<PodTemplateLocation> templates;
+  // Paths (template path grammar) to PersistentVolumeClaim templates whose claims the
+  // controller gives every pod of this kind as a volume named after the template's
+  // metadata.name, replacing a pod-template volume of that name (StatefulSet
+  // volumeClaimTemplates, LeaderWorkerSet's, JobSet volumeClaimPolicies).
+  std::vector<std::string> claim_templates = {};
+  // Paths to job-level volume lists shaped like Volcano's VolumeSpec ({mountPath,
+  // volumeClaimName | volumeClaim}): the controller adds each claim as a volume AND mounts
+  // it at mountPath in every container of every pod.
+  std::vector<std::string> job_volumes = {};
   // Labels the controller adds to every pod it creates, so a PodDisruptionBudget that
   // selects them is found. Values may use {name} (the object's name), {} (the part's
   // label) and {lower} (the part's label in lower case); a label whose value needs a
   // name the object does not have yet (generateName) is left out.
-  std::vector<std::pair<std::string, std::string>> pod_labels;
+  std::vector<std::pair<std::string, std::string>> pod_labels = {};
   // Checks that say nothing useful for this kind (e.g. the DaemonSet controller
   // overwrites not-ready/unreachable tolerations, so users cannot act on them).
   std::vector<std::string> skip_checks = {};
@@ -52,6 +82,10 @@ struct Policy {
   // Extended resource names that make a pod an accelerator pod; `*` matches any run of
   // characters ("nvidia.com/mig-*").
   std::vector<std::string> accelerator_resources;
+  // DRA device class names (`*` as above) whose claims make a pod an accelerator pod.
+  std::vector<std::string> accelerator_device_classes;
+  // Pod annotation keys that request a share of a GPU (fractional-GPU schedulers).
+  std::vector<std::string> accelerator_annotations;
   // A pod carrying any of these label keys belongs to a training framework.
   std::vector<std::string> framework_labels;
   // Inline CSI drivers whose volumes outlive the pod.
@@ -68,8 +102,15 @@ struct Policy {
   std::vector<std::string> checkpoint_path_hints;
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.
   std::vector<WorkloadKind> workload_kinds;
+  // The checks that apply to each class (a check must also be enabled).
+  std::map<WorkloadClass, std::vector<std::string>> checks_by_class;
+  // How each check reports a finding; a check not listed warns.
+  std::map<std::string, CheckAction, std::less<>> check_actions;
 
   bool check_enabled(std::string_view check_id) const;
+  // check_applies: enabled, and listed for this class.
+  bool check_applies(std::string_view check_id, WorkloadClass workload_class) const;
+  CheckAction action(std::string_view check_id) const;
   bool namespace_excluded(const std::string& namespace_name) const;
   // workload_kind: the row for this group and kind, or nullptr.
   const WorkloadKind* workload_kind(const std::string& group, const std::string& kind) const;

@@ -13,6 +13,7 @@ std::shared_ptr<const ClusterSnapshot> parse_cluster_state(std::string_view text
   if (!loaded.problems.empty()) throw ConfigError(loaded.problems.front().text());
   std::vector<DisruptionBudget> budgets;
   std::vector<NodeInfo> nodes;
+  std::vector<ResourceClaimInfo> claims;
   for (const KubeObject& object : loaded.objects) {
     JsonReader reader;
     const JsonPath root{nullptr, object.kind};
@@ -20,12 +21,14 @@ std::shared_ptr<const ClusterSnapshot> parse_cluster_state(std::string_view text
       budgets.push_back(decode_disruption_budget(reader, *object.json, root));
     } else if (object.kind == "Node") {
       nodes.push_back(decode_node(reader, *object.json, root));
+    } else if (is_resource_claim(object.api_version, object.kind)) {
+      claims.push_back(decode_resource_claim(reader, *object.json, root));
     }
     if (!reader.ok()) {
       throw ConfigError(InputProblem{source, object.field_line(reader.error(), object.kind), reader.error()}.text());
     }
   }
-  return std::make_shared<const ClusterSnapshot>(std::move(budgets), std::move(nodes));
+  return std::make_shared<const ClusterSnapshot>(std::move(budgets), std::move(nodes), std::move(claims));
 }
 
 std::shared_ptr<const ClusterSnapshot> load_cluster_state_file(const std::string& path) {

@@ -85,8 +85,17 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
                 if (reader.object(&mount, p) == nullptr) return;
                 container.volume_mounts.push_back(
                     {reader.string(JsonReader::member(&mount, "name"), JsonPath{&p, "name"}),
-                     reader.string(JsonReader::member(&mount, "mountPath"),
-                                   JsonPath{&p, "mountPath"})});
+                     reader.string(JsonReader::member(&mount, "mountPath"), JsonPath{&p, "mountPath"}),
+                     reader.boolean(JsonReader::member(&mount, "readOnly"), JsonPath{&p, "readOnly"})});
+              });
+  // resources.claims: the pod resource claims (DRA) this container consumes.
+  const JsonPath resources_path{&path, "resources"};
+  const Value* resources = JsonReader::member(&value, "resources");
+  const JsonPath claims_path{&resources_path, "claims"};
+  reader.each(JsonReader::member(resources != nullptr && resources->IsObject() ? resources : nullptr, "claims"),
+              claims_path, [&](const Value& claim, const JsonPath& p) {
+                if (reader.object(&claim, p) == nullptr) return;
+                container.claims.push_back(reader.string(JsonReader::member(&claim, "name"), JsonPath{&p, "name"}));
               });
   return container;
 }
@@ -107,6 +116,11 @@ Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& pat
     if (JsonReader::member(&value, source) == nullptr) continue;
     volume.source = source;
     break;
+  }
+  if (volume.source == "persistentVolumeClaim") {
+    const JsonPath pvc_path{&path, "persistentVolumeClaim"};
+    const Value* pvc = reader.object(JsonReader::member(&value, "persistentVolumeClaim"), pvc_path);
+    volume.read_only = reader.boolean(JsonReader::member(pvc, "readOnly"), JsonPath{&pvc_path, "readOnly"});
   }
   if (volume.source == "csi") {
     const JsonPath csi_path{&path, "csi"};
@@ -164,6 +178,17 @@ Toleration decode_toleration(JsonReader& reader, const Value& value, const JsonP
   return t;
 }
 
+PodResourceClaim decode_pod_resource_claim(JsonReader& reader, const Value& value, const JsonPath& path) {
+  PodResourceClaim claim;
+  if (reader.object(&value, path) == nullptr) return claim;
+  claim.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  claim.claim_name =
+      reader.string(JsonReader::member(&value, "resourceClaimName"), JsonPath{&path, "resourceClaimName"});
+  claim.template_name = reader.string(JsonReader::member(&value, "resourceClaimTemplateName"),
+                                      JsonPath{&path, "resourceClaimTemplateName"});
+  return claim;
+}
+
 template <typename T, typename Decode>
 std::vector<T> decode_list(JsonReader& reader, const Value* list, const JsonPath& path,
                            Decode decode) {
@@ -200,6 +225,9 @@ PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const Js
   pod.tolerations = decode_list<Toleration>(reader, JsonReader::member(spec, "tolerations"),
                                             JsonPath{&spec_path, "tolerations"}, decode_toleration);
   pod.node_name = reader.string(JsonReader::member(spec, "nodeName"), JsonPath{&spec_path, "nodeName"});
+  pod.resource_claims = decode_list<PodResourceClaim>(reader, JsonReader::member(spec, "resourceClaims"),
+                                                      JsonPath{&spec_path, "resourceClaims"},
+                                                      decode_pod_resource_claim);
   return pod;
 }
 
@@ -218,6 +246,18 @@ void decode_object_meta(JsonReader& reader, const Value& object, const JsonPath&
   reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, out.labels);
   reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
                     out.annotations);
+  // The controller owner (at most one reference has controller: true).
+  const JsonPath owners_path{&meta_path, "ownerReferences"};
+  reader.each(JsonReader::member(meta, "ownerReferences"), owners_path, [&](const Value& owner, const JsonPath& p) {
+    if (reader.object(&owner, p) == nullptr) return;
+    if (!reader.boolean(JsonReader::member(&owner, "controller"), JsonPath{&p, "controller"})) return;
+    const std::string api_version =
+        reader.string(JsonReader::member(&owner, "apiVersion"), JsonPath{&p, "apiVersion"});
+    const auto slash = api_version.find('/');
+    out.owner.api_group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+    out.owner.kind = reader.string(JsonReader::member(&owner, "kind"), JsonPath{&p, "kind"});
+    out.owner.name = reader.string(JsonReader::member(&owner, "name"), JsonPath{&p, "name"});
+  });
 }
 
 std::optional<LabelSelector> decode_label_selector(JsonReader& reader, const Value* value,
@@ -241,6 +281,41 @@ DisruptionBudget decode_disruption_budget(JsonReader& reader, const Value& objec
   return {meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
           decode_label_selector(reader, JsonReader::member(spec, "selector"),
                                 JsonPath{&spec_path, "selector"})};
+}
+
+ResourceClaimInfo decode_resource_claim(JsonReader& reader, const Value& object, const JsonPath& path) {
+  WorkloadView meta;
+  decode_object_meta(reader, object, path, meta);
+  const std::string kind = [&] {
+    const Value* k = JsonReader::member(&object, "kind");
+    return k != nullptr && k->IsString() ? std::string(k->GetString(), k->GetStringLength()) : std::string();
+  }();
+  ResourceClaimInfo out{meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
+                        kind == "ResourceClaimTemplate", {}};
+  // A template holds a claim spec under spec.spec; a claim under spec.
+  const JsonPath spec_path{&path, "spec"};
+  const Value* spec = reader.object(JsonReader::member(&object, "spec"), spec_path);
+  const JsonPath claim_path{&spec_path, "spec"};
+  const Value* claim = out.is_template ? reader.object(JsonReader::member(spec, "spec"), claim_path) : spec;
+  const JsonPath& claim_at = out.is_template ? claim_path : spec_path;
+  const JsonPath devices_path{&claim_at, "devices"};
+  const Value* devices = reader.object(JsonReader::member(claim, "devices"), devices_path);
+  const auto add_class = [&](const Value* holder, const JsonPath& at) {
+    std::string name = reader.string(JsonReader::member(holder, "deviceClassName"), JsonPath{&at, "deviceClassName"});
+    if (!name.empty()) out.device_classes.push_back(std::move(name));
+  };
+  const JsonPath requests_path{&devices_path, "requests"};
+  reader.each(JsonReader::member(devices, "requests"), requests_path, [&](const Value& request, const JsonPath& p) {
+    if (reader.object(&request, p) == nullptr) return;
+    add_class(&request, p);
+    const JsonPath exactly_path{&p, "exactly"};
+    add_class(reader.object(JsonReader::member(&request, "exactly"), exactly_path), exactly_path);
+    const JsonPath first_path{&p, "firstAvailable"};
+    reader.each(JsonReader::member(&request, "firstAvailable"), first_path, [&](const Value& sub, const JsonPath& sp) {
+      add_class(reader.object(&sub, sp), sp);
+    });
+  });
+  return out;
 }
 
 NodeInfo decode_node(JsonReader& reader, const Value& object, const JsonPath& path) {

@@ -244,7 +244,7 @@ std::size_t CheckReport::finding_count() const {
   std::size_t count = 0;
   for (const auto& o : objects) {
     count += static_cast<std::size_t>(std::count_if(o.findings.begin(), o.findings.end(),
-                                                    [](const Finding& f) { return f.outcome == Outcome::kFinding; }));
+                                                    [](const Finding& f) { return warns(f); }));
   }
   return count;
 }
@@ -276,6 +276,7 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
   // The cluster view: the PodDisruptionBudgets and Nodes that travel with the workloads.
   std::vector<DisruptionBudget> budgets;
   std::vector<NodeInfo> nodes;
+  std::vector<ResourceClaimInfo> claims;
   for (const KubeObject* input : inputs) {
     JsonReader json_reader;
     const JsonPath root{nullptr, input->kind};
@@ -285,18 +286,24 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
     } else if (input->kind == "Node") {
       NodeInfo node = decode_node(json_reader, *input->json, root);
       if (json_reader.ok()) nodes.push_back(std::move(node));
+    } else if (is_resource_claim(input->api_version, input->kind)) {
+      ResourceClaimInfo claim = decode_resource_claim(json_reader, *input->json, root);
+      if (json_reader.ok()) claims.push_back(std::move(claim));
     }
     if (!json_reader.ok()) object_error(*input, json_reader.error());
   }
   report.budgets = budgets.size();
   report.nodes = nodes.size();
   const bool have_view = !budgets.empty() || !nodes.empty();
-  const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes));
+  // The DRA claims in the input resolve the device classes of pods that use them; a
+  // snapshot of claims alone is no cluster view for disruption-budget (handled below).
+  const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes), std::move(claims));
 
   for (const KubeObject* input : inputs) {
     const WorkloadKind* row = policy.workload_kind(group_of(input->api_version), input->kind);
     if (row == nullptr) {
-      if (input->kind != "PodDisruptionBudget" && input->kind != "Node") {
+      if (input->kind != "PodDisruptionBudget" && input->kind != "Node" &&
+          !is_resource_claim(input->api_version, input->kind)) {
         report.skipped.push_back(
             {input->file, input->line, input->api_version, input->kind, meta_of(*input->json, "name")});
       }
@@ -304,7 +311,7 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
     }
     ObjectEvaluation evaluation = evaluate_object(*input->json, input->kind, *row, "default",
                                                   have_view ? &snapshot : nullptr, policy,
-                                                  "no PodDisruptionBudgets or Nodes in the input");
+                                                  "no PodDisruptionBudgets or Nodes in the input", &snapshot);
     if (!evaluation.error.empty()) {  // this object only: the others are still evaluated
       object_error(*input, evaluation.error);
       continue;
@@ -321,10 +328,14 @@ std::string render_text(const CheckReport& report) {
   std::ostringstream out;
   for (const auto& o : report.objects) {
     out << object_title(o) << " (" << where(o.file, o.line) << ")\n";
-    if (std::none_of(o.findings.begin(), o.findings.end(), [](const Finding& f) { return f.outcome == Outcome::kFinding; })) {
+    if (std::none_of(o.findings.begin(), o.findings.end(), [](const Finding& f) { return warns(f); })) {
       out << "  no findings\n";
     }
     for (const auto& f : o.findings) {
+      if (f.outcome == Outcome::kFinding && f.audit_only) {
+        out << "  " << f.check << ": (audit only) " << format_annotation(f) << "\n";
+        continue;
+      }
       if (f.outcome != Outcome::kFinding) {
         out << "  " << f.check << ": " << format_annotation(f) << "\n";
         continue;
@@ -374,7 +385,8 @@ std::string render_json(const CheckReport& report) {
       w.StartObject();
       w.Key("check"); write(w, f.check);
       w.Key("outcome"); write(w, outcome_name(f.outcome));
-      w.Key("message"); write(w, f.outcome == Outcome::kFinding ? format_warning(f) : std::string());
+      w.Key("message"); write(w, warns(f) ? format_warning(f) : std::string());
+      w.Key("action"); write(w, f.audit_only ? "audit" : "warn");
       w.Key("reason"); write(w, format_annotation(f));
       w.Key("parts");
       w.StartArray();
@@ -474,10 +486,11 @@ std::string render_sarif(const CheckReport& report) {
       if (f.outcome == Outcome::kNotEvaluated) continue;
       w.StartObject();
       w.Key("ruleId"); write(w, f.check);
-      w.Key("level"); write(w, "warning");
+      // A check whose policy action is `audit` is reported, but as a note.
+      w.Key("level"); write(w, f.audit_only ? "note" : "warning");
       w.Key("message");
       w.StartObject();
-      w.Key("text"); write(w, object_title(o) + ": " + (f.outcome == Outcome::kFinding ? format_warning(f) : format_annotation(f)));
+      w.Key("text"); write(w, object_title(o) + ": " + (warns(f) ? format_warning(f) : format_annotation(f)));
       w.EndObject();
       write_locations(w, o.file, o.line);
       if (f.outcome == Outcome::kExempt) {  // kubegap.io/exempt: shown as suppressed

@@ -1,26 +1,22 @@
 #pragma once
 // PodTemplateLocator: finds the pod templates of a workload object, following the
-// locations of its WorkloadKind row (policies/policy.h), and decodes each into a
-// PodSpecView with its part name and the labels its controller will add.
+// locations of its WorkloadKind row (policies/policy.h; paths in webhook/template_path.h),
+// and decodes each into a PodSpecView with its part name, the labels its controller will
+// add, and the volumes its controller will add (claim templates, job-level volumes).
 //
 //   WorkloadView view;  // meta already decoded
-//   locate_pod_templates(reader, object_json, *policy.workload_kind("batch", "Job"), view);
-
-#include <string>
-#include <string_view>
+//   locate_pod_templates(reader, object_json, path, *policy.workload_kind("batch", "Job"), view);
 
 #include <rapidjson/document.h>
 
 #include "policies/policy.h"
 #include "policies/pod_view.h"
 #include "webhook/json_reader.h"
+#include "webhook/template_path.h"
 
 namespace kubegap {
 
 void locate_pod_templates(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
                           const WorkloadKind& kind, WorkloadView& out);
-
-// validate_template_path: empty when `path` is well formed, else what is wrong with it.
-std::string validate_template_path(std::string_view path);
 
 }  // namespace kubegap

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "policies/checks.h"
-#include "webhook/pod_template_locator.h"
+#include "webhook/template_path.h"
 
 #include <algorithm>
 
@@ -48,6 +48,14 @@ class PolicyParser {
         }
       } else if (key == "acceleratorResources") {
         policy.accelerator_resources = strings(value, key);
+      } else if (key == "acceleratorDeviceClasses") {
+        policy.accelerator_device_classes = strings(value, key);
+      } else if (key == "acceleratorAnnotations") {
+        policy.accelerator_annotations = strings(value, key);
+      } else if (key == "checksByClass") {
+        checks_by_class(value, key, policy);
+      } else if (key == "checkActions") {
+        check_actions(value, key, policy);
       } else if (key == "frameworkLabels") {
         policy.framework_labels = strings(value, key);
       } else if (key == "durableCSIDrivers") {
@@ -64,15 +72,59 @@ class PolicyParser {
         policy.health_toleration_seconds_bound = positive_integer(value, key);
       } else {
         fail(entry.first, key,
-             "unknown key (known: apiVersion, kind, enabledChecks, acceleratorResources, "
-             "frameworkLabels, durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, "
-             "excludedNamespaces, checkpointPathHints, workloadKinds)");
+             "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
+             "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
+             "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, excludedNamespaces, "
+             "checkpointPathHints, workloadKinds)");
       }
     }
     return policy;
   }
 
  private:
+  std::string check_id(const YAML::Node& item, const std::string& key) const {
+    const std::string id = scalar(item, key);
+    if (find_check(id) == nullptr) fail(item, key, "unknown check \"" + id + "\"" + known_checks());
+    return id;
+  }
+
+  WorkloadClass workload_class(const YAML::Node& value, const std::string& key) const {
+    const auto parsed = parse_class(scalar(value, key));
+    if (!parsed) fail(value, key, "unknown class \"" + value.Scalar() + "\" (known: training, serving, auto, diagnostic)");
+    return *parsed;
+  }
+
+  // checks_by_class: a class left out keeps its default list; a class given replaces it.
+  void checks_by_class(const YAML::Node& value, const std::string& key, Policy& policy) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping of class to a list of check ids");
+    for (const auto& entry : value) {
+      const std::string field = key + "." + entry.first.Scalar();
+      const WorkloadClass c = workload_class(entry.first, key);
+      if (!entry.second.IsSequence()) fail(entry.second, field, "expected a list of check ids (may be empty: [])");
+      std::vector<std::string> ids;
+      for (const auto& item : entry.second) ids.push_back(check_id(item, field));
+      policy.checks_by_class[c] = std::move(ids);
+    }
+  }
+
+  void check_actions(const YAML::Node& value, const std::string& key, Policy& policy) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping of check id to warn or audit");
+    for (const auto& entry : value) {
+      const std::string id = check_id(entry.first, key);
+      const std::string action = scalar(entry.second, key + "." + id);
+      if (action != "warn" && action != "audit") fail(entry.second, key + "." + id, "expected warn or audit, got \"" + action + "\"");
+      policy.check_actions[id] = action == "warn" ? CheckAction::kWarn : CheckAction::kAudit;
+    }
+  }
+
+  std::vector<std::string> template_paths(const YAML::Node& value, const std::string& key) const {
+    std::vector<std::string> out = strings(value, key);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (const auto problem = validate_template_path(out[i]); !problem.empty()) fail(value[i], key, problem);
+    }
+    return out;
+  }
+
   bool boolean(const YAML::Node& value, const std::string& key) const {
     bool out = false;
     if (!value.IsScalar() || !YAML::convert<bool>::decode(value, out)) fail(value, key, "expected true or false");
@@ -117,7 +169,7 @@ class PolicyParser {
     const std::string key = "workloadKinds";
     if (!value.IsSequence()) fail(value, key, "expected a list of workload kinds");
     for (const auto& node : value) {
-      if (!node.IsMap()) fail(node, key, "expected a mapping (group, kind, training, operations, templates, podLabels, enabled)");
+      if (!node.IsMap()) fail(node, key, "expected a mapping (group, kind, class, operations, templates, podLabels, enabled)");
       WorkloadKind row;
       row.templates.clear();
       bool enabled = true, has_kind = false;
@@ -130,8 +182,15 @@ class PolicyParser {
         } else if (name == "kind") {
           row.kind = scalar(v, field);
           has_kind = true;
+        } else if (name == "class") {
+          row.workload_class = workload_class(v, field);
         } else if (name == "training") {
-          row.training = boolean(v, field);
+          // 0.1 spelling: true is class training, false is class auto.
+          row.workload_class = boolean(v, field) ? WorkloadClass::kTraining : WorkloadClass::kAuto;
+        } else if (name == "claimTemplates") {
+          row.claim_templates = template_paths(v, field);
+        } else if (name == "jobVolumes") {
+          row.job_volumes = template_paths(v, field);
         } else if (name == "enabled") {
           enabled = boolean(v, field);
         } else if (name == "operations") {
@@ -147,12 +206,12 @@ class PolicyParser {
         } else if (name == "podLabels") {
           row.pod_labels = label_patterns(v, field);
         } else if (name == "skipChecks") {
-          row.skip_checks = strings(v, field);
-          for (const auto& item : v) {
-            if (find_check(item.Scalar()) == nullptr) fail(item, field, "unknown check \"" + item.Scalar() + "\"" + known_checks());
-          }
+          if (!v.IsSequence()) fail(v, field, "expected a list of check ids");
+          row.skip_checks.clear();
+          for (const auto& item : v) row.skip_checks.push_back(check_id(item, field));
         } else {
-          fail(entry.first, field, "unknown key (known: group, kind, training, operations, templates, podLabels, skipChecks, enabled)");
+          fail(entry.first, field, "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
+                          "podLabels, skipChecks, enabled)");
         }
       }
       if (!has_kind) fail(node, key, "every entry needs a kind");

@@ -30,7 +30,7 @@ AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<
   for (auto first = findings.begin(); first != findings.end();) {
     const auto last = std::find_if(first, findings.end(), [&](const Finding& f) { return f.check != first->check; });
     for (auto it = first; it != last; ++it) {
-      if (it->outcome != Outcome::kFinding) continue;
+      if (!warns(*it)) continue;  // exempt, not evaluated, or the check's action is audit
       response.warnings.push_back(format_warning(*it));
       if (std::find(found.begin(), found.end(), it->check) == found.end()) found.push_back(it->check);
     }
@@ -53,12 +53,12 @@ AdmissionResponse error_response(std::string_view reason) {
 
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
-                                 const Policy& policy, std::string_view cluster_unavailable) {
+                                 const Policy& policy, std::string_view cluster_unavailable,
+                                 const ClusterSnapshot* claims) {
   ObjectEvaluation out;
   JsonReader reader;
   out.object.api_group = row.group;
   out.object.kind = row.kind;
-  out.object.training_kind = row.training;
   const JsonPath path{nullptr, json_path};
   decode_object_meta(reader, json, path, out.object);
   if (out.object.namespace_name.empty()) out.object.namespace_name = default_namespace;
@@ -67,7 +67,7 @@ ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view 
     out.error = reader.error();
     return out;
   }
-  out.findings = evaluate(out.object, cluster, policy, cluster_unavailable);
+  out.findings = evaluate(out.object, cluster, policy, cluster_unavailable, claims);
   return out;
 }
 

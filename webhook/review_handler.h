@@ -56,7 +56,8 @@ struct ObjectEvaluation {
 // evaluate_object: decodes `json` (an object of kind `row`) and evaluates its pod specs.
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
-                                 const Policy& policy, std::string_view cluster_unavailable);
+                                 const Policy& policy, std::string_view cluster_unavailable,
+                                 const ClusterSnapshot* claims = nullptr);
 
 class ReviewHandler {
  public:

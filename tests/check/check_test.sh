@@ -77,7 +77,7 @@ for o in r["objects"]:
         assert isinstance(o.get(k), t), (k, o)
     assert o["line"] >= 1, o
     for f in o["findings"]:
-        for k, t in (("check", str), ("outcome", str), ("message", str), ("reason", str), ("parts", list), ("cases", list)):
+        for k, t in (("check", str), ("outcome", str), ("message", str), ("action", str), ("reason", str), ("parts", list), ("cases", list)):
             assert isinstance(f.get(k), t), (k, f)
         assert f["check"] in checks, f
         assert f["outcome"] in ("finding", "exempt", "not-evaluated"), f
@@ -367,6 +367,26 @@ assert checks == {"checkpoint-volume", "disruption-budget", "gpu-health-tolerati
 assert r["summary"]["findings"] == 10, r["summary"]  # 12 less the two zone-spread findings
 '
 expect 0 "7 object\(s\) checked, 10 finding\(s\)" "--policy=FILE form" -- "--policy=$fx/policy-no-zone-spread.yaml" "$fx/manifests"
+
+# checkActions: a check whose action is `audit` is listed as "(audit only)", is not a
+# warning, and does not make the exit code 1 by itself.
+printf 'checkActions:\n  zone-spread: audit\n' >"$tmp/audit-zone.yaml"
+run --output json --policy "$tmp/audit-zone.yaml" "$fx/manifests"
+py "checkActions audit: zone-spread findings have action audit and no warning text" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+zone = [f for o in r["objects"] for f in o["findings"] if f["check"] == "zone-spread" and f["outcome"] == "finding"]
+assert len(zone) == 2, zone
+assert all(f["action"] == "audit" and f["message"] == "" and f["reason"] for f in zone), zone
+others = [f for o in r["objects"] for f in o["findings"] if f["check"] != "zone-spread" and f["outcome"] == "finding"]
+assert others and all(f["action"] == "warn" and f["message"] for f in others), others
+assert r["summary"]["findings"] == 10, r["summary"]  # the two zone-spread findings no longer warn
+'
+expect 0 "zone-spread: \(audit only\) pinned to zone" "checkActions audit: text lists the finding as audit only" -- \
+  --policy "$tmp/audit-zone.yaml" "$fx/manifests"
+printf 'checkActions:\n  zone-spread: shout\n' >"$tmp/bad-action.yaml"
+expect 2 "bad-action.yaml:2: checkActions.zone-spread: expected warn or audit" "a bad check action is a policy error naming the line" -- \
+  --policy "$tmp/bad-action.yaml" "$fx/manifests"
 
 # Hostile YAML: alias cycles and exponential alias trees are refused (exit 2), not expanded.
 printf 'apiVersion: v1\nkind: List\nitems: &a [{apiVersion: v1, kind: List, items: *a}]\n' >"$tmp/cycle.yaml"

@@ -1,6 +1,9 @@
-// checkpoint-volume: passes when a MAIN container mounts a durable volume (PVC, in-tree
-// network volume, inline CSI with a durable driver); names checkpoint-looking paths that
-// sit on a non-durable volume.
+// checkpoint-volume (DESIGN.md): judged on the WRITABLE mounts of the containers that
+// train (those requesting an accelerator; every main container when none does). A
+// checkpoint-looking path decides by itself; otherwise some writable durable volume (PVC,
+// in-tree network volume, inline CSI with a durable driver) must be mounted. An
+// undeclared volume is "not evaluated", never "not durable". Serving pods are judged on
+// checkpoint-looking paths only.
 #include <gtest/gtest.h>
 
 #include "tests/policies/test_pods.h"
@@ -17,7 +20,8 @@ PodSpecView init_container_with_pvc() {
   return pod;
 }
 
-// Two main containers: the trainer has only scratch space, the uploader sidecar mounts the PVC.
+// Two main containers: the GPU trainer has only scratch space, the uploader sidecar mounts
+// the PVC. The sidecar's volume says nothing about where the trainer saves.
 PodSpecView sidecar_with_pvc() {
   PodSpecView pod = with_volume(gpu_pod(), empty_dir("scratch"), "/scratch");
   pod.volumes.push_back(pvc("ckpt"));
@@ -34,8 +38,37 @@ PodSpecView config_only_volumes() {
   return pod;
 }
 
-constexpr const char* kGeneric = "no durable volume (PVC, network or durable CSI)";
-constexpr const char* kCost = "a restart loses all progress since the last save";
+constexpr const char* kGeneric = "no writable durable volume (PVC, network or durable CSI)";
+constexpr const char* kCost = "lost when it is rescheduled";
+constexpr const char* kPathCost = "a pod restarted elsewhere starts without them";
+
+// The commonest real training shape: the dataset on a PVC mounted read-only, checkpoints
+// on emptyDir at an ordinary-looking path.
+PodSpecView readonly_dataset(bool read_only_mount, bool read_only_claim) {
+  PodSpecView pod = gpu_pod();
+  Volume data = pvc("dataset");
+  data.read_only = read_only_claim;
+  pod.volumes.push_back(data);
+  pod.containers.front().volume_mounts.push_back({"dataset", "/data", read_only_mount});
+  return with_volume(pod, empty_dir("out"), "/output");
+}
+
+// A CPU pod (labelled as training) whose two containers are both judged: none requests
+// an accelerator, so every main container may be the trainer.
+PodSpecView cpu_pair_with_pvc() {
+  PodSpecView pod = with_labels(cpu_pod(), {{"volcano.sh/job-name", "j"}});
+  pod.volumes.push_back(pvc("ckpt"));
+  pod.containers.push_back({.name = "saver", .resources = {}, .volume_mounts = {{"ckpt", "/work"}}});
+  return pod;
+}
+
+// A model server whose init container copies a checkpoint into emptyDir before it starts.
+PodSpecView staged_model_server() {
+  PodSpecView pod = with_volume(gpu_pod(), empty_dir("ckpt"), "/mnt/checkpoints");
+  pod.init_containers.push_back(
+      {.name = "copy-checkpoint", .resources = {}, .volume_mounts = {{"ckpt", "/mnt/checkpoints"}}});
+  return pod;
+}
 
 const std::vector<CheckRow> kRows = {
     {"PvcMountedByMainContainerPasses",
@@ -60,13 +93,13 @@ const std::vector<CheckRow> kRows = {
      with_volume(gpu_pod(), csi("scratch", "hostpath.csi.k8s.io"), "/checkpoints"),
      Expect::kFires,
      {"checkpoints at /checkpoints", "container trainer",
-      "CSI volume \"scratch\" (driver hostpath.csi.k8s.io)", kCost}},
+      "CSI volume \"scratch\" (driver hostpath.csi.k8s.io)", kPathCost}},
     {"CsiVolumeWithEmptyDriverFires", with_volume(gpu_pod(), csi("odd", ""), "/data"),
      Expect::kFires, {kGeneric}},
     {"EmptyDirAtCheckpointPathNamesPath",
      with_volume(gpu_pod(), empty_dir("scratch"), "/workspace/checkpoints"), Expect::kFires,
      {"/workspace/checkpoints", "emptyDir \"scratch\"",
-      "deleted when the pod leaves its node", kCost},
+      "deleted when the pod leaves its node", kPathCost},
      {kGeneric}},
     {"HostPathAtCkptPathNamesPathCaseInsensitively",
      with_volume(gpu_pod(), volume("local", "hostPath"), "/mnt/CKPT"), Expect::kFires,
@@ -86,22 +119,52 @@ const std::vector<CheckRow> kRows = {
        return pod;
      }(),
      Expect::kFires, {kGeneric}},
-    {"MountOfUndeclaredVolumeAtCheckpointPathFires",
-     with_mount(gpu_pod(), "ckpt", "/checkpoints"), Expect::kFires,
-     {"/checkpoints", "an undeclared volume"}},
-    {"MountOfUndeclaredVolumeWhilePvcDeclaredUnderOtherNameFires",
+    // A volume the pod does not declare may be added by a controller we do not know:
+    // "not evaluated", never a claim that it is not durable.
+    {"MountOfUndeclaredVolumeAtCheckpointPathIsNotEvaluated",
+     with_mount(gpu_pod(), "ckpt", "/checkpoints"), Expect::kNotEvaluated,
+     {"volume \"ckpt\" mounted at /checkpoints", "is not declared"}, {"not durable"}},
+    {"MountOfUndeclaredVolumeWhilePvcDeclaredUnderOtherNameIsNotEvaluated",
      [] {
        PodSpecView pod = with_mount(gpu_pod(), "ckpt", "/data");
        pod.volumes.push_back(pvc("ckpt-claim"));
        return pod;
      }(),
-     Expect::kFires, {kGeneric}},
+     Expect::kNotEvaluated, {"volume \"ckpt\"", "is not declared"}},
+    {"NonDurableCheckpointPathOutranksAnUndeclaredOne",
+     with_volume(with_mount(gpu_pod(), "other", "/ckpt-b"), empty_dir("scratch"), "/ckpt-a"), Expect::kFires,
+     {"/ckpt-a", "emptyDir \"scratch\""}},
     {"ConfigSecretProjectedDownwardApiAreNotDurable", config_only_volumes(), Expect::kFires,
      {kGeneric}},
-    {"SidecarMountingPvcPasses", sidecar_with_pvc(), Expect::kPasses},
-    {"DurableMountOutweighsEmptyDirCheckpointPath",
+    {"SidecarPvcDoesNotCoverTheTrainer", sidecar_with_pvc(), Expect::kFires, {kGeneric}},
+    {"CpuPodAnyMainContainerMayHoldTheCheckpoints", cpu_pair_with_pvc(), Expect::kPasses},
+    // The checkpoint-looking path decides, whatever else is mounted.
+    {"CheckpointPathOnEmptyDirFiresDespiteADataPvc",
      with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/ckpt"), pvc("data"), "/data"),
+     Expect::kFires, {"checkpoints at /ckpt", "emptyDir \"scratch\""}},
+    {"DurableCheckpointPathPassesDespiteEmptyDirElsewhere",
+     with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/tmp"), pvc("ckpt"), "/ckpt"),
      Expect::kPasses},
+    {"ReadOnlyDatasetMountDoesNotCount", readonly_dataset(true, false), Expect::kFires, {kGeneric}},
+    {"ReadOnlyDatasetClaimDoesNotCount", readonly_dataset(false, true), Expect::kFires, {kGeneric}},
+    {"WritableDatasetPvcPasses", readonly_dataset(false, false), Expect::kPasses},
+    {"ReadOnlyMountAtCheckpointPathIsNotWhereCheckpointsGo",
+     [] {
+       PodSpecView pod = gpu_pod();
+       pod.volumes.push_back(empty_dir("base"));
+       pod.containers.front().volume_mounts.push_back({"base", "/pretrained-checkpoint", true});
+       return with_volume(pod, pvc("out"), "/output");
+     }(),
+     Expect::kPasses},
+    // Serving: only checkpoint-looking paths are judged.
+    {"ServingWithoutCheckpointPathPasses", with_volume(gpu_pod(), empty_dir("cache"), "/root/.cache"),
+     Expect::kPasses, {}, {}, nullptr, "ml", WorkloadClass::kServing},
+    {"ServingWritingCheckpointsToEmptyDirFires", with_volume(gpu_pod(), empty_dir("ckpt"), "/checkpoints"),
+     Expect::kFires, {"checkpoints at /checkpoints"}, {}, nullptr, "ml", WorkloadClass::kServing},
+    {"ServingReadingACheckpointStagedByAnInitContainerPasses", staged_model_server(), Expect::kPasses, {}, {},
+     nullptr, "ml", WorkloadClass::kServing},
+    {"TrainingWithACheckpointStagedByAnInitContainerStillFires", staged_model_server(), Expect::kFires,
+     {"checkpoints at /mnt/checkpoints"}},
     {"UnrecognisedVolumeSourceAtCheckpointPathFires",
      with_volume(gpu_pod(), volume("mystery", ""), "/checkpoint"), Expect::kFires,
      {"/checkpoint", "volume \"mystery\""}},

@@ -49,7 +49,6 @@ WorkloadView pytorch_job(std::vector<PodSpecView> parts) {
   object.kind = "PyTorchJob";
   object.namespace_name = "ml";
   object.name = "llama";
-  object.training_kind = true;
   object.pods = std::move(parts);
   return object;
 }
@@ -112,8 +111,9 @@ const std::vector<ClassRow> kClassRows = {
     {"TrainerLabelIsTraining",
      with_labels(cpu_pod(), {{"trainer.kubeflow.org/trainjob-ancestor-step", "trainer"}}), true,
      false},
-    {"LeaderWorkerSetLabelIsTraining",
-     with_labels(cpu_pod(), {{"leaderworkerset.sigs.k8s.io/name", "lws"}}), true, false},
+    // LeaderWorkerSets are in practice inference servers: their label says nothing.
+    {"LeaderWorkerSetLabelIsNotTraining",
+     with_labels(cpu_pod(), {{"leaderworkerset.sigs.k8s.io/name", "lws"}}), false, false},
     {"OptInAnnotationOnPodIsTraining", annotated({{"kubegap.io/training-job", "true"}}), true,
      false},
     {"OptInAnnotationOnObjectIsTraining", cpu_pod(), true, false,
@@ -129,8 +129,16 @@ TEST_P(Classification, Rule) {
   const ClassRow& row = GetParam();
   WorkloadView object = pod_object(row.pod);
   object.annotations = row.object_annotations;
-  object.training_kind = row.training_kind;
-  EXPECT_EQ(is_training_pod(row.pod, object, default_policy()), row.training);
+  if (row.training_kind) {
+    object.api_group = "kubeflow.org";
+    object.kind = "PyTorchJob";
+  }
+  const PodClass pod_class = classify_pod(row.pod, object, judging_row(object, default_policy()),
+                                          requests_accelerator(row.pod, default_policy()), default_policy());
+  EXPECT_EQ(pod_class.evaluated, row.training) << pod_class.why;
+  if (pod_class.evaluated) {
+    EXPECT_EQ(pod_class.workload_class, WorkloadClass::kTraining) << pod_class.why;
+  }
   EXPECT_EQ(requests_accelerator(row.pod, default_policy()), row.accelerator);
   // A training pod always has at least a checkpoint-volume finding here (no volumes);
   // anything else gets no findings at all.

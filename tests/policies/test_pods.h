@@ -137,10 +137,11 @@ template <typename Check>
 std::optional<Gap> run_check(Check check, const PodSpecView& pod,
                              const ClusterSnapshot* snapshot = nullptr,
                              const std::string& namespace_name = "ml",
-                             const Policy& policy = default_policy()) {
+                             const Policy& policy = default_policy(),
+                             WorkloadClass workload_class = WorkloadClass::kTraining) {
   const WorkloadView object = pod_object(pod, namespace_name);
   const CheckContext ctx{object, policy, snapshot, "no cluster view",
-                         requests_accelerator(pod, policy)};
+                         requests_accelerator(pod, policy), workload_class};
   return check(pod, ctx);
 }
 
@@ -157,6 +158,7 @@ struct CheckRow {
   std::vector<std::string> never_says = {};
   std::shared_ptr<const ClusterSnapshot> snapshot = nullptr;
   std::string namespace_name = "ml";
+  WorkloadClass workload_class = WorkloadClass::kTraining;
 };
 
 inline void PrintTo(const CheckRow& row, std::ostream* os) { *os << row.name; }
@@ -167,7 +169,8 @@ inline std::string row_name(const ::testing::TestParamInfo<CheckRow>& info) {
 
 template <typename Check>
 void verify_row(const CheckRow& row, Check check) {
-  const auto gap = run_check(check, row.pod, row.snapshot.get(), row.namespace_name);
+  const auto gap = run_check(check, row.pod, row.snapshot.get(), row.namespace_name, default_policy(),
+                             row.workload_class);
   if (row.expect == Expect::kPasses) {
     ASSERT_FALSE(gap.has_value()) << "unexpected gap: " << gap->message << " | " << gap->reason;
     return;

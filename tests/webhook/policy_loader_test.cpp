@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,13 +26,19 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 7 * sizeof(std::vector<std::string>) + sizeof(std::int64_t) +
-                                    sizeof(std::vector<kubegap::WorkloadKind>),
+static_assert(sizeof(Policy) == 9 * sizeof(std::vector<std::string>) + sizeof(std::int64_t) +
+                                    sizeof(std::vector<kubegap::WorkloadKind>) +
+                                    sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
+                                    sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
 
 void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.enabled_checks, expected.enabled_checks);
   EXPECT_EQ(actual.accelerator_resources, expected.accelerator_resources);
+  EXPECT_EQ(actual.accelerator_device_classes, expected.accelerator_device_classes);
+  EXPECT_EQ(actual.accelerator_annotations, expected.accelerator_annotations);
+  EXPECT_EQ(actual.checks_by_class, expected.checks_by_class);
+  EXPECT_EQ(actual.check_actions, expected.check_actions);
   EXPECT_EQ(actual.framework_labels, expected.framework_labels);
   EXPECT_EQ(actual.durable_csi_drivers, expected.durable_csi_drivers);
   EXPECT_EQ(actual.gpu_fault_taints, expected.gpu_fault_taints);
@@ -57,8 +64,10 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
   ASSERT_TRUE(root.IsMap());
   std::set<std::string> keys;
   for (const auto& entry : root) keys.insert(entry.first.Scalar());
-  EXPECT_EQ(keys, (std::set<std::string>{"apiVersion", "kind", "enabledChecks",
-                                         "acceleratorResources", "frameworkLabels",
+  EXPECT_EQ(keys, (std::set<std::string>{"apiVersion", "kind", "enabledChecks", "checkActions",
+                                         "checksByClass", "acceleratorResources",
+                                         "acceleratorDeviceClasses", "acceleratorAnnotations",
+                                         "frameworkLabels",
                                          "durableCSIDrivers", "gpuFaultTaints",
                                          "healthTolerationSecondsBound", "excludedNamespaces",
                                          "checkpointPathHints", "workloadKinds"}));

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Precision and recall of `checkpoint-volume` on the labelled realistic fixtures.
+
+    tests/realistic/score.py BINARY FIXTURE_DIR [--min-precision P] [--min-recall R] [--explain]
+
+Runs `BINARY check --output json FIXTURE_DIR`, takes every object whose file is labelled
+in FIXTURE_DIR/labels.tsv (one workload object per file), and counts an object as
+"warned" when it has a checkpoint-volume finding (outcome "finding"). Prints the
+confusion counts per fixture group, the misses and false alarms by name, and exits 1
+when precision or recall is below the given minimums (so a regression fails ctest).
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("fixtures")
+    ap.add_argument("--min-precision", type=float, default=0.0)
+    ap.add_argument("--min-recall", type=float, default=0.0)
+    args = ap.parse_args()
+
+    labels = {}
+    with open(os.path.join(args.fixtures, "labels.tsv")) as f:
+        next(f)
+        for line in f:
+            if line.strip():
+                file, expect, _why = line.rstrip("\n").split("\t", 2)
+                labels[file] = expect
+    files = set()
+    for root, _dirs, names in os.walk(args.fixtures):
+        for n in names:
+            if n.endswith((".yaml", ".yml", ".json")):
+                files.add(os.path.relpath(os.path.join(root, n), args.fixtures))
+    unlabelled = sorted(files - set(labels))
+    missing = sorted(set(labels) - files)
+    if unlabelled or missing:
+        print("labels.tsv out of date: unlabelled %s, missing %s" % (unlabelled, missing))
+        return 1
+
+    run = subprocess.run([args.binary, "check", "--output", "json", args.fixtures],
+                         capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        print("check exited %d:\n%s" % (run.returncode, run.stderr))
+        return 1
+    report = json.loads(run.stdout)
+    warned = set()
+    for o in report["objects"]:
+        rel = os.path.relpath(o["file"], args.fixtures)
+        if any(f["check"] == "checkpoint-volume" and f["outcome"] == "finding" for f in o["findings"]):
+            warned.add(rel)
+
+    groups = collections.defaultdict(collections.Counter)
+    misses, false_alarms = [], []
+    for file, expect in sorted(labels.items()):
+        got = file in warned
+        group = file.split("/", 1)[0]
+        key = ("tp" if got else "fn") if expect == "warn" else ("fp" if got else "tn")
+        groups[group][key] += 1
+        groups["TOTAL"][key] += 1
+        if key == "fn":
+            misses.append(file)
+        if key == "fp":
+            false_alarms.append(file)
+
+    print("%-20s %4s %4s %4s %4s" % ("group", "tp", "fp", "fn", "tn"))
+    for g in sorted(groups, key=lambda g: (g == "TOTAL", g)):
+        c = groups[g]
+        print("%-20s %4d %4d %4d %4d" % (g, c["tp"], c["fp"], c["fn"], c["tn"]))
+    t = groups["TOTAL"]
+    precision = t["tp"] / (t["tp"] + t["fp"]) if t["tp"] + t["fp"] else 1.0
+    recall = t["tp"] / (t["tp"] + t["fn"]) if t["tp"] + t["fn"] else 1.0
+    for f in misses:
+        print("missed (labelled warn, no warning): " + f)
+    for f in false_alarms:
+        print("false alarm (labelled quiet, warned): " + f)
+    print("checkpoint-volume on %d labelled objects: precision %.3f, recall %.3f "
+          "(minimums %.2f / %.2f)" % (len(labels), precision, recall, args.min_precision, args.min_recall))
+    if precision < args.min_precision or recall < args.min_recall:
+        print("FAIL: below the minimum")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

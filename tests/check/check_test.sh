@@ -388,6 +388,32 @@ printf 'checkActions:\n  zone-spread: shout\n' >"$tmp/bad-action.yaml"
 expect 2 "bad-action.yaml:2: checkActions.zone-spread: expected warn or audit" "a bad check action is a policy error naming the line" -- \
   --policy "$tmp/bad-action.yaml" "$fx/manifests"
 
+# DRA: a ResourceClaimTemplate in the input resolves the device class of the pods that use it.
+cat >"$tmp/dra-pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: dra-train, namespace: ml}
+spec:
+  resourceClaims: [{name: dev, resourceClaimTemplateName: one-device}]
+  containers:
+    - name: trainer
+      image: pytorch/pytorch
+      resources: {claims: [{name: dev}]}
+      volumeMounts: [{name: ckpt, mountPath: /checkpoints}]
+  volumes: [{name: ckpt, emptyDir: {}}]
+YAML
+dra_template() {
+  printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one-device, namespace: ml}\n'
+  printf 'spec:\n  spec:\n    devices:\n      requests: [{name: dev, exactly: {deviceClassName: %s}}]\n' "$1"
+}
+dra_template gpu.nvidia.com >"$tmp/dra-gpu.yaml"
+dra_template nic.example.com >"$tmp/dra-nic.yaml"
+expect 0 "checkpoints at /checkpoints" "DRA: a claim template of a GPU device class makes the pod an accelerator pod" -- \
+  "$tmp/dra-pod.yaml" "$tmp/dra-gpu.yaml"
+expect 0 "dra-train .*\n? *no findings|1 object\(s\) checked, 0 finding" "DRA: a claim template of another device class does not" -- \
+  "$tmp/dra-pod.yaml" "$tmp/dra-nic.yaml"
+expect 0 "checkpoints at /checkpoints" "DRA: an unresolved claim counts as an accelerator" -- "$tmp/dra-pod.yaml"
+
 # Hostile YAML: alias cycles and exponential alias trees are refused (exit 2), not expanded.
 printf 'apiVersion: v1\nkind: List\nitems: &a [{apiVersion: v1, kind: List, items: *a}]\n' >"$tmp/cycle.yaml"
 expect 2 "cycle.yaml" "a List that contains itself through an alias exits 2" -- "$tmp/cycle.yaml"

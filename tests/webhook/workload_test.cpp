@@ -19,6 +19,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <yaml-cpp/yaml.h>
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
@@ -1146,6 +1147,156 @@ TEST(WorkloadOwnedPods, CpuPodOfATrainingJobIsATrainingPodByItsFrameworkLabel) {
   pod["metadata"].RemoveMember("ownerReferences");
   const Answer orphan = answer(Harness(), review_for(pod));
   EXPECT_TRUE(orphan.annotations.empty()) << "a CPU pod without framework labels or owner is not a training pod";
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Issue 10: training vs serving, controller-added volumes, owners, accelerators.
+
+std::shared_ptr<const ClusterSnapshot> claims_snapshot(std::vector<kubegap::ResourceClaimInfo> claims) {
+  return std::make_shared<const ClusterSnapshot>(std::vector<DisruptionBudget>{}, std::vector<kubegap::NodeInfo>{},
+                                                 std::move(claims));
+}
+
+TEST(WorkloadClasses, JobSetVolumeClaimPoliciesAreDurableVolumesOfThePodsThatMountThem) {
+  const Answer a = run("jobset-volume-claim-policy");
+  EXPECT_TRUE(a.result.evaluated);
+  EXPECT_TRUE(a.warnings_of(kCheckpoint).empty()) << listing(a.warnings);
+  EXPECT_FALSE(a.annotations.contains(kCheckpoint)) << a.annotations.at(kCheckpoint);
+  // Without the policy the mount names nothing the pod declares: not evaluated, not a
+  // claim that it is not durable.
+  rapidjson::Document without = workload("jobset-volume-claim-policy");
+  without["spec"].RemoveMember("volumeClaimPolicies");
+  const Answer b = answer(Harness(), review_for(without));
+  EXPECT_TRUE(b.warnings_of(kCheckpoint).empty()) << listing(b.warnings);
+  ASSERT_TRUE(b.annotations.contains(kCheckpoint));
+  EXPECT_NE(b.annotations.at(kCheckpoint).find("not evaluated: volume \"checkpoints\""), std::string::npos)
+      << b.annotations.at(kCheckpoint);
+}
+
+TEST(WorkloadClasses, VolcanoJobLevelVolumesAreMountedInEveryTask) {
+  const Answer a = run("volcano-job-volumes");
+  EXPECT_TRUE(a.warnings_of(kCheckpoint).empty()) << listing(a.warnings);
+  rapidjson::Document without = workload("volcano-job-volumes");
+  without["spec"].RemoveMember("volumes");
+  const Answer b = answer(Harness(), review_for(without));
+  EXPECT_EQ(b.warnings_of(kCheckpoint).size(), 1u) << "only emptyDir scratch left" << listing(b.warnings);
+}
+
+TEST(WorkloadClasses, DaemonSetPodIsJudgedLikeItsDaemonSet) {
+  const Answer a = run("daemonset-pod");
+  EXPECT_TRUE(a.warnings.empty()) << listing(a.warnings);
+  EXPECT_TRUE(a.annotations.empty()) << "controller tolerations and node affinity are not the user's gaps";
+  // The same pod without its owner is a bare GPU pod with every one of those gaps.
+  rapidjson::Document orphan = workload("daemonset-pod");
+  orphan["metadata"].RemoveMember("ownerReferences");
+  const Answer b = answer(Harness(), review_for(orphan));
+  EXPECT_EQ(b.warnings_of(kGpu).size(), 1u) << listing(b.warnings);
+  EXPECT_EQ(b.warnings_of(kCheckpoint).size(), 1u) << listing(b.warnings);
+}
+
+TEST(WorkloadClasses, PodOwnedByAReplicaSetIsServing) {
+  const Answer a = run("replicaset-pod");
+  EXPECT_TRUE(a.result.evaluated);
+  EXPECT_TRUE(a.warnings.empty()) << listing(a.warnings);
+  EXPECT_TRUE(a.annotations.empty());
+  // Labelled as training, the same pod is held to every check.
+  rapidjson::Document labelled = workload("replicaset-pod");
+  auto& alloc = labelled.GetAllocator();
+  labelled["metadata"].AddMember("annotations", json_value(R"({"kubegap.io/training-job": "true"})", alloc), alloc);
+  const Answer b = answer(Harness(), review_for(labelled));
+  EXPECT_EQ(b.warnings_of(kCheckpoint).size(), 1u) << listing(b.warnings);
+  EXPECT_EQ(b.warnings_of(kZone).size(), 1u) << listing(b.warnings);
+  EXPECT_EQ(b.warnings_of(kGpu).size(), 1u) << listing(b.warnings);
+}
+
+TEST(WorkloadClasses, ChecksByClassCanHoldServingToTheTrainingBar) {
+  Policy policy = default_policy();
+  policy.checks_by_class[kubegap::WorkloadClass::kServing] = {kZone, kGpu};
+  const Answer a = run("replicaset-pod", {}, Harness(policy));
+  EXPECT_EQ(a.warnings_of(kZone).size(), 1u) << listing(a.warnings);
+  EXPECT_EQ(a.warnings_of(kGpu).size(), 1u) << listing(a.warnings);
+  EXPECT_TRUE(a.warnings_of(kCheckpoint).empty()) << listing(a.warnings);
+}
+
+TEST(WorkloadClasses, AuditActionKeepsTheAnnotationAndDropsTheWarning) {
+  const auto policy = parse_policy("checkActions:\n  zone-spread: audit\n", "team-policy.yaml");
+  const Answer a = run("pytorchjob", {}, Harness(policy));
+  EXPECT_TRUE(a.warnings_of(kZone).empty()) << listing(a.warnings);
+  EXPECT_FALSE(a.warnings_of(kCheckpoint).empty()) << "other checks still warn";
+  ASSERT_TRUE(a.annotations.contains(kZone));
+  EXPECT_NE(a.annotations.at(kZone).find("us-east-1a"), std::string::npos) << a.annotations.at(kZone);
+  EXPECT_EQ(std::count(a.result.found.begin(), a.result.found.end(), kZone), 0) << "found lists warnings only";
+}
+
+TEST(WorkloadClasses, DraClaimOfAnAcceleratorDeviceClassMakesAnAcceleratorPod) {
+  // Unresolved (no cluster view): counts as an accelerator.
+  const Answer unresolved = run("dra-pod");
+  EXPECT_EQ(unresolved.warnings_of(kCheckpoint).size(), 1u) << listing(unresolved.warnings);
+  EXPECT_EQ(unresolved.warnings_of(kGpu).size(), 1u) << listing(unresolved.warnings);
+  // Resolved to a GPU device class: the same.
+  const Answer gpu = run("dra-pod", {}, Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"gpu.nvidia.com"}}})));
+  EXPECT_EQ(gpu.warnings_of(kGpu).size(), 1u) << listing(gpu.warnings);
+  // Resolved to a device class that is not an accelerator (a NIC): not a training pod.
+  const Answer nic = run("dra-pod", {}, Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"nic.example.com"}}})));
+  EXPECT_TRUE(nic.warnings.empty()) << listing(nic.warnings);
+}
+
+TEST(WorkloadClasses, FractionalGpuAnnotationMakesAnAcceleratorPod) {
+  rapidjson::Document pod = workload("dra-pod");
+  pod["spec"].RemoveMember("resourceClaims");
+  pod["spec"]["containers"][0].RemoveMember("resources");
+  EXPECT_TRUE(answer(Harness(), review_for(pod)).warnings.empty()) << "no accelerator, no label: not evaluated";
+  auto& alloc = pod.GetAllocator();
+  pod["metadata"].AddMember("annotations", json_value(R"({"gpu-fraction": "0.5"})", alloc), alloc);
+  const Answer a = answer(Harness(), review_for(pod));
+  EXPECT_EQ(a.warnings_of(kGpu).size(), 1u) << listing(a.warnings);
+}
+
+TEST(WorkloadClasses, LeaderWorkerSetIsServingUnlessLabelledTraining) {
+  EXPECT_TRUE(run("leaderworkerset").warnings.empty());
+  rapidjson::Document lws = workload("leaderworkerset");
+  auto& alloc = lws.GetAllocator();
+  lws["metadata"].AddMember("annotations", json_value(R"({"kubegap.io/training-job": "true"})", alloc), alloc);
+  const Answer a = answer(Harness(), review_for(lws));
+  EXPECT_EQ(a.warnings_of(kCheckpoint).size(), 1u) << listing(a.warnings);
+}
+
+TEST(WorkloadClasses, PolicyFileSetsClassesAndRejectsUnknownOnes) {
+  const Policy p = parse_policy(
+      "checksByClass:\n  serving: [zone-spread]\nworkloadKinds:\n  - {group: apps, kind: Deployment, class: training, "
+      "templates: [{path: spec.template, part: \"\"}]}\n",
+      "team-policy.yaml");
+  EXPECT_EQ(p.checks_by_class.at(kubegap::WorkloadClass::kServing), std::vector<std::string>{kZone});
+  EXPECT_EQ(p.checks_by_class.at(kubegap::WorkloadClass::kTraining), default_policy().enabled_checks);
+  EXPECT_EQ(p.workload_kind("apps", "Deployment")->workload_class, kubegap::WorkloadClass::kTraining);
+  EXPECT_NE(config_error("checksByClass:\n  batch: []\n").find("team-policy.yaml:2: checksByClass: unknown class \"batch\""),
+            std::string::npos)
+      << config_error("checksByClass:\n  batch: []\n");
+  EXPECT_NE(config_error("checksByClass:\n  serving: [frob]\n").find("unknown check \"frob\""), std::string::npos);
+  EXPECT_NE(config_error("workloadKinds:\n  - {kind: X, class: web, templates: [{path: spec, part: x}]}\n")
+                .find("unknown class \"web\""),
+            std::string::npos);
+  EXPECT_NE(config_error("workloadKinds:\n  - {kind: X, templates: [{path: spec, part: x}], claimTemplates: [\"a..b\"]}\n")
+                .find("empty segment"),
+            std::string::npos);
+}
+
+// The ValidatingWebhookConfiguration must route every kind of the default table to the
+// webhook, or its row is dead code in a real cluster.
+TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {
+  const YAML::Node config = YAML::LoadFile(source_path("manifests/base/validatingwebhookconfiguration.yaml"));
+  std::set<std::pair<std::string, std::string>> routed;
+  for (const auto& webhook : config["webhooks"]) {
+    for (const auto& rule : webhook["rules"]) {
+      for (const auto& group : rule["apiGroups"]) {
+        for (const auto& resource : rule["resources"]) routed.emplace(group.as<std::string>(), resource.as<std::string>());
+      }
+    }
+  }
+  for (const auto& row : kubegap::default_workload_kinds()) {
+    EXPECT_TRUE(routed.contains({row.group, lower(row.kind) + "s"})) << row.group << "/" << row.kind << " is not routed";
+  }
 }
 
 }  // namespace

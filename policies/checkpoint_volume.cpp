@@ -129,6 +129,16 @@ Gap undeclared(const TrainerMount& m) {
 }  // namespace
 
 std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx) {
+  // An auto-class pod with no sign of training (a smoke test, a download, a server in a
+  // Job) is not judged: a warning there would teach people to ignore the others.
+  if (ctx.workload_class == WorkloadClass::kAuto) {
+    return Gap{Outcome::kNotEvaluated, "",
+               std::string("no sign that this pod trains (label it ") + kTrainingJobAnnotation +
+                   ": \"true\" to check it)"};
+  }
+  if (!ctx.checkpoint_destination.empty()) {
+    return Gap{Outcome::kNote, "", "checkpoints go to " + std::string(ctx.checkpoint_destination)};
+  }
   const VolumeIndex volumes(pod);
   const std::vector<TrainerMount> mounts = trainer_mounts(pod, volumes, ctx.policy);
 

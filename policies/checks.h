@@ -37,6 +37,9 @@ struct CheckContext {
   // The pod's class (policies/classifier.h): serving pods are judged on
   // checkpoint-looking mounts only.
   WorkloadClass workload_class = WorkloadClass::kTraining;
+  // Where the job's checkpoints go when a flag or env names object storage ("gs://...");
+  // empty when nothing says so.
+  std::string_view checkpoint_destination = {};
 };
 
 // Gap: one check's conclusion about one pod spec.

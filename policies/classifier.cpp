@@ -74,20 +74,27 @@ const WorkloadKind* judging_row(const WorkloadView& object, const Policy& policy
 }
 
 PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const WorkloadKind* row, bool accelerator,
-                      const Policy& policy) {
+                      const Policy& policy, const PartEvidence& evidence) {
   if (annotated_training(pod.annotations) || annotated_training(object.annotations)) {
     return {true, WorkloadClass::kTraining, std::string("annotated ") + kTrainingJobAnnotation};
+  }
+  const WorkloadClass row_class = row != nullptr ? row->workload_class : WorkloadClass::kAuto;
+  const bool framework = std::any_of(policy.framework_labels.begin(), policy.framework_labels.end(),
+                                     [&](const std::string& key) { return pod.labels.contains(key); });
+  // A smoke test is a smoke test in any kind; only the explicit opt-in outranks it.
+  if (!evidence.diagnostic.empty() && (accelerator || framework || row_class == WorkloadClass::kTraining)) {
+    return {true, WorkloadClass::kDiagnostic, evidence.diagnostic};
   }
   for (const auto& key : policy.framework_labels) {
     if (pod.labels.contains(key)) return {true, WorkloadClass::kTraining, "framework label " + key};
   }
-  const WorkloadClass row_class = row != nullptr ? row->workload_class : WorkloadClass::kAuto;
   const std::string kind = row != nullptr ? row->kind : object.kind;
   const std::string via = row != nullptr && row->kind != object.kind ? " (owner " + object.owner.kind + ")" : "";
   if (row_class == WorkloadClass::kTraining) return {true, row_class, "kind " + kind + via + " is training"};
   if (!accelerator) return {false, row_class, "no accelerator and no training label"};
   if (row_class == WorkloadClass::kAuto) {
-    return {true, WorkloadClass::kTraining, "kind " + kind + via + " requesting an accelerator"};
+    if (!evidence.training.empty()) return {true, WorkloadClass::kTraining, evidence.training};
+    return {true, WorkloadClass::kAuto, "no sign of training in its command or env"};
   }
   return {true, row_class, "kind " + kind + via + " is " + std::string(class_name(row_class))};
 }

@@ -42,12 +42,20 @@ struct PodClass {
   std::string why;
 };
 
+// PartEvidence: what the part's commands (or its job's coordinator and entrypoint) show
+// (policies/evidence.h). Empty: nothing either way.
+struct PartEvidence {
+  std::string training;    // why it trains
+  std::string diagnostic;  // why it only runs diagnostics or placeholders
+};
+
 // classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod
 // template or the object, or a framework label) is training. Otherwise it takes the
 // class of its row; it is evaluated when the row is a training kind or the pod requests
-// an accelerator (a CPU web server in a Deployment is nobody's training job). An `auto`
-// pod that is evaluated is training.
+// an accelerator (a CPU web server in a Deployment is nobody's training job). A part
+// whose commands only run diagnostics or placeholders is `diagnostic`, in any class. An
+// `auto` pod with training evidence is training; without, it stays `auto`.
 PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const WorkloadKind* row, bool accelerator,
-                      const Policy& policy);
+                      const Policy& policy, const PartEvidence& evidence = {});
 
 }  // namespace kubegap

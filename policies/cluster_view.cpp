@@ -11,8 +11,10 @@ std::string claim_key(const std::string& namespace_name, const std::string& name
 }  // namespace
 
 ClusterSnapshot::ClusterSnapshot(std::vector<DisruptionBudget> budgets,
-                                 std::vector<NodeInfo> nodes, std::vector<ResourceClaimInfo> claims)
+                                 std::vector<NodeInfo> nodes, std::vector<ResourceClaimInfo> claims,
+                                 std::vector<ConfigMapInfo> config_maps)
     : nodes_(std::move(nodes)), budget_count_(budgets.size()) {
+  for (auto& c : config_maps) config_maps_.insert_or_assign(c.namespace_name + "/" + c.name, std::move(c.data));
   for (auto& claim : claims) {
     claims_.insert_or_assign(claim_key(claim.namespace_name, claim.name, claim.is_template),
                              std::move(claim.device_classes));
@@ -40,6 +42,11 @@ const std::vector<std::string>* ClusterSnapshot::device_classes(const std::strin
                                                                 const std::string& name, bool is_template) const {
   const auto it = claims_.find(claim_key(namespace_name, name, is_template));
   return it == claims_.end() ? nullptr : &it->second;
+}
+
+const StringMap* ClusterSnapshot::config_map(const std::string& namespace_name, const std::string& name) const {
+  const auto it = config_maps_.find(namespace_name + "/" + name);
+  return it == config_maps_.end() ? nullptr : &it->second;
 }
 
 }  // namespace kubegap

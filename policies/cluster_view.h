@@ -35,11 +35,18 @@ struct ResourceClaimInfo {
   std::vector<std::string> device_classes;
 };
 
+// ConfigMapInfo: a ConfigMap's data, for env vars a container takes from it (envFrom).
+struct ConfigMapInfo {
+  std::string namespace_name;
+  std::string name;
+  StringMap data;
+};
+
 class ClusterSnapshot {
  public:
   ClusterSnapshot() = default;
   ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes,
-                  std::vector<ResourceClaimInfo> claims = {});
+                  std::vector<ResourceClaimInfo> claims = {}, std::vector<ConfigMapInfo> config_maps = {});
 
   // budgets_in: the PodDisruptionBudgets of one namespace (empty when none).
   const std::vector<DisruptionBudget>& budgets_in(const std::string& namespace_name) const;
@@ -50,9 +57,12 @@ class ClusterSnapshot {
   // nullptr when the snapshot does not know it.
   const std::vector<std::string>* device_classes(const std::string& namespace_name, const std::string& name,
                                                  bool is_template) const;
+  // config_map: a ConfigMap's data; nullptr when unknown.
+  const StringMap* config_map(const std::string& namespace_name, const std::string& name) const;
 
  private:
   std::unordered_map<std::string, std::vector<std::string>> claims_;  // claim_key -> classes
+  std::unordered_map<std::string, StringMap> config_maps_;            // namespace/name -> data
   std::unordered_map<std::string, std::vector<DisruptionBudget>> budgets_by_namespace_;
   std::vector<NodeInfo> nodes_;
   std::unordered_map<std::string, std::size_t> node_index_;

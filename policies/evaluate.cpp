@@ -4,6 +4,7 @@
 
 #include "policies/checks.h"
 #include "policies/classifier.h"
+#include "policies/evidence.h"
 
 namespace kubegap {
 namespace {
@@ -81,29 +82,152 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results,
   for (auto& f : others) out.push_back(std::move(f));
 }
 
+// EvidenceFacts: what one set of commands shows.
+struct EvidenceFacts {
+  std::string training, diagnostic, destination;
+  bool speaks = false;  // training or diagnostic evidence of its own
+};
+
+// effective_env: a container's env plus the data of the ConfigMaps it takes env from
+// (when the snapshot knows them); explicit env wins, as in the kubelet.
+std::vector<EnvVar> effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known) {
+  std::vector<EnvVar> env = c.env;
+  if (known == nullptr) return env;
+  for (const auto& name : c.env_from_config_maps) {
+    if (const StringMap* data = known->config_map(ns, name)) {
+      for (const auto& [key, value] : *data) env.push_back({key, value});
+    }
+  }
+  return env;
+}
+
+void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env, const std::string& image,
+                 const Policy& policy, bool& all_diagnostic) {
+  if (out.training.empty()) {
+    if (auto why = training_evidence(facts, env, policy)) out.training = *why;
+  }
+  if (out.destination.empty()) {
+    if (auto where = checkpoint_destination(facts, env, policy)) out.destination = *where;
+  }
+  const auto diag = diagnostic_evidence(facts, image, env, policy);
+  if (!diag) {
+    all_diagnostic = false;
+  } else if (out.diagnostic.empty()) {
+    out.diagnostic = *diag;
+  }
+}
+
+// pod_evidence: a pod spec's main containers. Diagnostic only when every main container
+// is; a container running only sshd (an MPI worker) or the image's own entrypoint has no
+// say either way.
+EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const ClusterSnapshot* known, const Policy& policy) {
+  EvidenceFacts out;
+  bool all_diagnostic = true;
+  bool any_voice = false;
+  for (const auto& c : pod.containers) {
+    const CommandFacts facts = command_facts(c.command, c.args);
+    const bool sshd_only = facts.programs.size() == 1 && facts.programs.front() == "sshd";
+    const std::vector<EnvVar> env = effective_env(c, ns, known);
+    if (!facts.has_command || sshd_only) {
+      // No command of its own: only its env (and a placeholder image) can speak.
+      if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty()) out.destination = *where;
+      if (auto why = training_evidence(facts, env, policy); why && out.training.empty()) out.training = *why;
+      if (auto diag = diagnostic_evidence(facts, c.image, env, policy)) {
+        any_voice = true;
+        if (out.diagnostic.empty()) out.diagnostic = *diag;
+      }
+      continue;
+    }
+    any_voice = true;
+    add_command(out, facts, env, c.image, policy, all_diagnostic);
+  }
+  if (!any_voice || !all_diagnostic || !out.training.empty()) out.diagnostic.clear();
+  // Weak evidence last: a writable checkpoint-looking mount, unless the container only
+  // runs diagnostics or a program that reads checkpoints (nonTraining hints).
+  if (out.training.empty() && out.diagnostic.empty()) {
+    for (const auto& c : pod.containers) {
+      const CommandFacts facts = command_facts(c.command, c.args);
+      if (reads_checkpoints(facts, policy)) continue;
+      for (const auto& m : c.volume_mounts) {
+        if (!m.read_only && looks_like_checkpoint_path(m.mount_path, policy)) {
+          out.training = "checkpoint mount " + m.mount_path;
+          break;
+        }
+      }
+      if (!out.training.empty()) break;
+    }
+  }
+  out.speaks = !out.training.empty() || !out.diagnostic.empty();
+  return out;
+}
+
+// job_evidence: the coordinators' commands and the object's entrypoints: what the
+// whole job runs, for parts that do not say themselves (MPI workers running sshd).
+EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* known, const Policy& policy) {
+  EvidenceFacts out;
+  for (const auto& pod : object.pods) {
+    if (!pod.coordinator) continue;
+    const EvidenceFacts e = pod_evidence(pod, object.namespace_name, known, policy);
+    if (out.training.empty()) out.training = e.training;
+    if (out.diagnostic.empty()) out.diagnostic = e.diagnostic;
+    if (out.destination.empty()) out.destination = e.destination;
+  }
+  for (const auto& entrypoint : object.entrypoints) {
+    bool all_diagnostic = true;
+    add_command(out, command_facts({"sh", "-c", entrypoint}, {}), {}, "", policy, all_diagnostic);
+    if (!all_diagnostic) out.diagnostic.clear();
+  }
+  if (!out.training.empty()) out.diagnostic.clear();
+  out.speaks = !out.training.empty() || !out.diagnostic.empty();
+  return out;
+}
+
 }  // namespace
 
-std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster,
-                              const Policy& policy, std::string_view cluster_unavailable,
-                              const ClusterSnapshot* claims) {
+std::string describe_classes(const std::vector<PartVerdict>& parts) {
+  std::string out;
+  std::size_t evaluated = 0;
+  for (const auto& p : parts) evaluated += p.evaluated ? 1 : 0;
+  for (const auto& p : parts) {
+    if (!p.evaluated) continue;
+    if (!out.empty()) out += "; ";
+    if (evaluated > 1 || !p.part.empty()) out += p.part + ": ";
+    out += std::string(class_name(p.workload_class)) + " (" + p.why + (p.coordinator ? "; coordinator" : "") + ")";
+  }
+  return out;
+}
+
+Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapshot* cluster, const Policy& policy,
+                                std::string_view cluster_unavailable, const ClusterSnapshot* claims) {
   if (claims == nullptr) claims = cluster;
-  std::vector<Finding> findings;
-  if (policy.namespace_excluded(object.namespace_name)) return findings;
+  Evaluation out;
+  std::vector<Finding>& findings = out.findings;
+  if (policy.namespace_excluded(object.namespace_name)) return out;
 
   // A Pod made by a controller in the table is judged like that controller's row.
   const WorkloadKind* row = judging_row(object, policy);
+  const EvidenceFacts job = job_evidence(object, claims, policy);
   struct JudgedPod {
     const PodSpecView* pod;
     bool accelerator;
     WorkloadClass workload_class;
+    std::string destination;
   };
   std::vector<JudgedPod> judged;
   for (const auto& pod : object.pods) {
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
-    const PodClass pod_class = classify_pod(pod, object, row, accelerator, policy);
-    if (pod_class.evaluated) judged.push_back({&pod, accelerator, pod_class.workload_class});
+    EvidenceFacts own = pod_evidence(pod, object.namespace_name, claims, policy);
+    // A part that says nothing itself runs what its job's coordinator or entrypoint runs.
+    if (!own.speaks) {
+      own.training = job.training;
+      own.diagnostic = job.diagnostic;
+    }
+    if (own.destination.empty()) own.destination = job.destination;
+    const PodClass pod_class = classify_pod(pod, object, row, accelerator, policy, {own.training, own.diagnostic});
+    out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});
+    if (pod_class.evaluated) judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination});
   }
-  if (judged.empty()) return findings;
+  if (judged.empty()) return out;
 
   const auto skipped = [&](std::string_view id) {
     return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
@@ -111,9 +235,11 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
   for (const auto& check : check_registry()) {
     if (!policy.check_enabled(check.id) || skipped(check.id)) continue;
     std::vector<PartResult> results;
-    for (const auto& [pod, accelerator, workload_class] : judged) {
+    for (const auto& [pod, accelerator, workload_class, destination] : judged) {
       if (!policy.check_applies(check.id, workload_class)) continue;
-      const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator, workload_class};
+      // A coordinator writes no checkpoints: its job's writers are judged.
+      if (check.id == kCheckpointVolume && pod->coordinator) continue;
+      const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator, workload_class, destination};
       auto gap = check.run(*pod, ctx);
       if (!gap) continue;
       if (gap->outcome == Outcome::kFinding &&
@@ -131,7 +257,12 @@ std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot*
       }
     }
   }
-  return findings;
+  return out;
+}
+
+std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster, const Policy& policy,
+                              std::string_view cluster_unavailable, const ClusterSnapshot* claims) {
+  return evaluate_object_view(object, cluster, policy, cluster_unavailable, claims).findings;
 }
 
 }  // namespace kubegap

@@ -19,6 +19,31 @@ namespace kubegap {
 inline constexpr const char* kExemptAnnotation = "kubegap.io/exempt";
 inline constexpr const char* kExemptReasonAnnotation = "kubegap.io/exempt-reason";
 
+// PartVerdict: how one pod spec of the object was classified, and by which rule (the
+// audit annotation `class` and `check --explain` show it).
+struct PartVerdict {
+  std::string part;  // "" for a Pod
+  bool evaluated = false;
+  WorkloadClass workload_class = WorkloadClass::kAuto;
+  bool coordinator = false;
+  std::string why;
+};
+
+struct Evaluation {
+  std::vector<Finding> findings;
+  std::vector<PartVerdict> parts;  // empty when the namespace is excluded
+};
+
+// evaluate_object_view: the findings and how each part was classified.
+Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapshot* cluster, const Policy& policy,
+                                std::string_view cluster_unavailable = "no cluster view",
+                                const ClusterSnapshot* claims = nullptr);
+
+// describe_classes: the `class` audit annotation: "training (launcher torchrun)", or per
+// part "replica Launcher: diagnostic (...); replica Worker: ..."; empty when no part
+// was evaluated.
+std::string describe_classes(const std::vector<PartVerdict>& parts);
+
 // evaluate: one Finding per check that has something to say about `object`, in registry
 // order. The same gap in several parts of a workload is one Finding listing the parts.
 // `cluster` is nullptr without a cluster view; `cluster_unavailable` then says why.

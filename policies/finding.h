@@ -10,6 +10,7 @@ enum class Outcome {
   kFinding,       // a gap: a warning and an audit annotation
   kExempt,        // a gap the object exempted: an audit annotation "exempt: <reason>"
   kNotEvaluated,  // the check lacked what it needs: annotation "not evaluated: <why>"
+  kNote,          // passed, with something the audit trail should keep: "note: <what>"
 };
 
 struct Finding {

@@ -23,6 +23,12 @@ struct VolumeMount {
   bool read_only = false;  // readOnly: true on the mount: it cannot hold checkpoints
 };
 
+// EnvVar: a literal env value (valueFrom references are kept with an empty value).
+struct EnvVar {
+  std::string name;
+  std::string value;
+};
+
 struct Container {
   std::string name;
   // Names of the resources the container requests or limits with a non-zero quantity.
@@ -31,6 +37,12 @@ struct Container {
   // Names of the pod's resource claims (DRA) this container consumes
   // (resources.claims[].name).
   std::vector<std::string> claims = {};
+  std::string image = {};
+  std::vector<std::string> command = {};
+  std::vector<std::string> args = {};
+  std::vector<EnvVar> env = {};
+  // envFrom ConfigMaps (names): their data are env vars, when the input holds them.
+  std::vector<std::string> env_from_config_maps = {};
 };
 
 struct Volume {
@@ -78,6 +90,9 @@ struct PodSpecView {
   // Which part of the workload this is ("replica Worker", "replicatedJob workers");
   // empty for a Pod.
   std::string part;
+  // The part's role in its workload (PartRole in policies/policy.h): a coordinator (an
+  // MPIJob Launcher) writes no checkpoints of its own; it is judged with its job.
+  bool coordinator = false;
   StringMap labels;
   StringMap annotations;
   std::vector<Container> containers;
@@ -109,6 +124,8 @@ struct WorkloadView {
   StringMap annotations;
   // The controller owner (Pods only); empty kind when there is none.
   OwnerReference owner;
+  // Commands that run the whole job, outside any pod template (a RayJob's entrypoint).
+  std::vector<std::string> entrypoints;
   std::vector<PodSpecView> pods;
 };
 

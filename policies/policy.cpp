@@ -97,7 +97,7 @@ std::vector<WorkloadKind> default_workload_kinds() {
                         {{prefix + "tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
                         Paths{}, Paths{prefix + "volumes[]"}, std::move(labels)};
   };
-  return {
+  std::vector<WorkloadKind> rows = {
       {"", "Pod", kAuto, {"CREATE"}, {{"", "", {}}}},
       {"batch", "Job", kAuto, create_update, {{"spec.template", "", {}}}, Paths{}, Paths{},
        {{"batch.kubernetes.io/job-name", "{name}"}, {"job-name", "{name}"}}},
@@ -130,8 +130,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
       {"sagemaker.amazonaws.com", "HyperPodPyTorchJob", kTraining, create_update,
        {{"spec.replicaSpecs[name].template", "replica {}", {}}}},
       // A RayJob's cluster gets a generated name, so only the node labels are known.
-      ray("RayJob", kTraining, "spec.rayClusterSpec.", {}),
-      ray("RayCronJob", kTraining, "spec.jobTemplate.rayClusterSpec.", {}),
+      // RayJobs run whatever their entrypoint says (batch inference as often as training):
+      // auto, decided by the entrypoint and the pods' commands.
+      ray("RayJob", kAuto, "spec.rayClusterSpec.", {}),
+      ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}),
       ray("RayCluster", kTraining, "spec.", {{"ray.io/cluster", "{name}"}}),
       // RayService: Ray Serve applications, i.e. model serving.
       ray("RayService", kServing, "spec.rayClusterConfig.", {}),
@@ -145,6 +147,16 @@ std::vector<WorkloadKind> default_workload_kinds() {
        Paths{"spec.leaderWorkerTemplate.volumeClaimTemplates[]"}, Paths{},
        {{"leaderworkerset.sigs.k8s.io/name", "{name}"}}},
   };
+  for (auto& row : rows) {
+    // mpi-operator: the Launcher runs mpirun, the Workers train (unless the Launcher is
+    // also a worker); Trainer's MPI runtimes name their launcher job "launcher".
+    if (row.kind == "MPIJob") row.roles = {{"Launcher", "spec.runLauncherAsWorker"}};
+    if (row.group == "trainer.kubeflow.org") row.roles = {{"launcher", ""}};
+    // KubeRay: the entrypoint is what the job runs.
+    if (row.kind == "RayJob") row.entrypoints = {"spec.entrypoint"};
+    if (row.kind == "RayCronJob") row.entrypoints = {"spec.jobTemplate.entrypoint"};
+  }
+  return rows;
 }
 
 const Policy& default_policy() {
@@ -169,6 +181,30 @@ const Policy& default_policy() {
     p.health_toleration_seconds_bound = 300;
     p.excluded_namespaces = {"kube-system"};
     p.checkpoint_path_hints = {"checkpoint", "ckpt"};
+    p.training_hints.launchers = {"torchrun", "deepspeed", "horovodrun", "torch.distributed.run",
+                                  "torch.distributed.launch", "accelerate", "hyperpodrun", "llamafactory-cli",
+                                  "composer"};
+    p.training_hints.flags = {"epochs", "num_epochs", "num_train_epochs", "max_epochs", "max_steps", "max_iters",
+                              "train_steps", "num_steps", "total_steps", "train_iters", "steps", "learning_rate",
+                              "save_steps", "save_every_steps", "checkpoint_every", "checkpoint_period",
+                              "checkpoint_freq", "gradient_accumulation_steps", "per_device_train_batch_size"};
+    p.training_hints.scripts = {"*train*.py", "*train*.sh", "*.train", "*finetune*.py", "*finetune*.sh",
+                                "*.finetune", "*fine_tune*.py", "*fine-tune*.py", "*pretrain*.py", "*pretrain*.sh",
+                                "*.pretrain", "*sft*.py"};
+    p.training_hints.non_training = {"*eval*", "*infer*", "*convert*", "*download*", "*compile*", "*quantiz*",
+                                     "*export*", "*merge*", "*serve*", "*benchmark*"};
+    p.diagnostic_hints = {"nvidia-smi", "rocm-smi", "amd-smi", "hl-smi", "xpu-smi", "neuron-ls", "neuron-top",
+                          "clinfo", "sycl-ls", "fi_info", "dcgmi", "dcgmproftester*", "gpu_burn", "gpu-burn",
+                          "vectoradd*", "devicequery", "bandwidthtest", "*_perf", "osu_*", "nvbandwidth",
+                          "*benchmark*"};
+    p.placeholder_commands = {"sleep", "echo", "printf", "true", "pause", "wait", "trap", "tail", "exit",
+                              "hostname", "date", ":"};
+    p.checkpoint_storage_flags = {"checkpoint", "checkpoint_dir", "checkpoint_path", "checkpoint_uri", "ckpt_dir",
+                                  "ckpt_path", "save", "save_dir", "save_path", "output_dir", "output_path",
+                                  "output_uri", "model_dir", "base_output_directory", "storage_path", "bucket",
+                                  "gcs_bucket", "s3_bucket", "aip_checkpoint_dir", "aip_model_dir"};
+    p.object_storage_schemes = {"gs://", "s3://", "s3a://", "abfss://", "abfs://", "wasbs://", "az://", "hdfs://",
+                                "oci://"};
     p.workload_kinds = default_workload_kinds();
     p.checks_by_class = {
         {WorkloadClass::kTraining, p.enabled_checks},

@@ -48,6 +48,30 @@ struct PodTemplateLocation {
   bool operator==(const PodTemplateLocation&) const = default;
 };
 
+// PartRole: a part that coordinates its job rather than doing the work (an MPIJob's
+// Launcher runs mpirun; the Workers train). A coordinator gets no checkpoint-volume
+// finding of its own; its command is evidence for the whole job (what the job runs,
+// where it saves). `writer_when` is a path to a boolean member that makes it a writer
+// too (MPIJob spec.runLauncherAsWorker).
+struct PartRole {
+  std::string part_label;  // the template's label ("Launcher"), case-insensitive
+  std::string writer_when = {};
+
+  bool operator==(const PartRole&) const = default;
+};
+
+// TrainingHints: what in a command or env shows that a pod trains (policies/evidence.h).
+// Wildcards as in acceleratorResources; flags are compared normalized (no leading
+// dashes, '-' as '_', lower case).
+struct TrainingHints {
+  std::vector<std::string> launchers;     // words: torchrun, deepspeed, ...
+  std::vector<std::string> flags;         // flag or env names: epochs, max_steps, ...
+  std::vector<std::string> scripts;       // words: *train*.py, *finetune*, ...
+  std::vector<std::string> non_training;  // words that make a checkpoint path weak: *eval*, ...
+
+  bool operator==(const TrainingHints&) const = default;
+};
+
 // WorkloadKind: an object kind whose pod templates are evaluated (a row of the table).
 struct WorkloadKind {
   std::string group;  // API group, "" for core
@@ -72,6 +96,9 @@ struct WorkloadKind {
   // Checks that say nothing useful for this kind (e.g. the DaemonSet controller
   // overwrites not-ready/unreachable tolerations, so users cannot act on them).
   std::vector<std::string> skip_checks = {};
+  // Paths to strings that are the job's own command (RayJob spec.entrypoint).
+  std::vector<std::string> entrypoints = {};
+  std::vector<PartRole> roles = {};
 
   bool operator==(const WorkloadKind&) const = default;
 };
@@ -100,6 +127,16 @@ struct Policy {
   std::vector<std::string> excluded_namespaces;
   // Substrings of a mount path that suggest it holds checkpoints.
   std::vector<std::string> checkpoint_path_hints;
+  // Evidence of training in commands and env (auto class, diagnostics).
+  TrainingHints training_hints;
+  // Words of accelerator diagnostics and benchmarks (nvidia-smi, all_reduce_perf, ...).
+  std::vector<std::string> diagnostic_hints;
+  // Programs that hold a placeholder and do nothing (sleep, echo, pause, ...).
+  std::vector<std::string> placeholder_commands;
+  // Flag and env names whose object-storage value is where checkpoints go.
+  std::vector<std::string> checkpoint_storage_flags;
+  // URL schemes of object storage (gs://, s3://, ...).
+  std::vector<std::string> object_storage_schemes;
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.
   std::vector<WorkloadKind> workload_kinds;
   // The checks that apply to each class (a check must also be enabled).

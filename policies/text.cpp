@@ -133,6 +133,10 @@ std::string format_annotation(const Finding& finding) {
     case Outcome::kNotEvaluated:
       value = "not evaluated: " + finding.reason;
       break;
+    case Outcome::kNote:
+      value = "note: " + finding.reason;
+      if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
+      break;
   }
   return truncate_runes(sanitize_text(value), kMaxAnnotationValueBytes / 4);
 }

@@ -79,7 +79,7 @@ Flags:
   --log-format FORMAT        text|json                        (default text)
 )";
 
-constexpr const char* kCheckHelp = R"(Usage: kubegap-webhook check [--policy FILE] [--output text|json|sarif] [--fail-on-findings] PATH...
+constexpr const char* kCheckHelp = R"(Usage: kubegap-webhook check [--policy FILE] [--output text|json|sarif] [--fail-on-findings] [--explain] PATH...
 
 Finds the same gaps as the webhook in manifests, before they reach a cluster.
 PATH is a file, a directory (recursively *.yaml, *.yml, *.json) or - for stdin. Multi-
@@ -91,6 +91,8 @@ Flags:
   --policy FILE         policy YAML overriding the built-in defaults
   --output FORMAT       text (default), json, or sarif (SARIF 2.1.0, for code scanning)
   --fail-on-findings    exit 1 when there is a finding
+  --explain             text: under each object, the class of each part (training,
+                        serving, auto, diagnostic) and the rule or hint that decided it
 
 Files that cannot be read (invalid YAML, no apiVersion/kind, a field of the wrong type,
 a quantity such as "$GPUS") are listed on stderr as FILE:LINE: MESSAGE, and in the json
@@ -345,7 +347,7 @@ int check(const std::vector<std::string>& args) {
     const std::string& arg = args[i];
     if (arg == "-" || (arg.rfind("--", 0) != 0 && arg != "-h")) {  // -h: help, as in every command
       if (arg != "-" && !flag_args.empty() && flag_args.back().rfind("--", 0) == 0 &&
-          flag_args.back().find('=') == std::string::npos && flag_args.back() != "--fail-on-findings" &&
+          flag_args.back().find('=') == std::string::npos && flag_args.back() != "--fail-on-findings" && flag_args.back() != "--explain" &&
           flag_args.back() != "--help") {
         flag_args.push_back(arg);  // the value of the flag before it
       } else {
@@ -356,6 +358,7 @@ int check(const std::vector<std::string>& args) {
     }
   }
   const bool fail_on_findings = std::erase(flag_args, std::string("--fail-on-findings")) > 0;
+  const bool explain = std::erase(flag_args, std::string("--explain")) > 0;
   const FlagParser flags(flag_args, {"policy", "output"});
   if (flags.help()) {
     std::cout << kCheckHelp;
@@ -376,7 +379,7 @@ int check(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   // The report first, whatever could not be read: then every input error, and exit 2.
-  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report));
+  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, explain));
   std::cout.flush();
   for (const auto& e : report.errors) std::cerr << "kubegap-webhook check: " << e.text() << "\n";
   if (!report.errors.empty()) return kExitUsage;

@@ -73,10 +73,49 @@ void decode_resource_names(JsonReader& reader, const Value* resources, const Jso
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
+// words: a command or args list. The API server takes strings only, but the checks read
+// these as evidence, not as facts to enforce, so a number or boolean (an unquoted YAML
+// scalar in a file `check` reads) is kept as its text rather than failing the object.
+std::vector<std::string> words(JsonReader& reader, const Value* list, const JsonPath& path) {
+  std::vector<std::string> out;
+  reader.each(list, path, [&](const Value& v, const JsonPath&) {
+    if (v.IsString()) {
+      out.emplace_back(v.GetString(), v.GetStringLength());
+    } else if (v.IsInt64()) {
+      out.push_back(std::to_string(v.GetInt64()));
+    } else if (v.IsBool()) {
+      out.emplace_back(v.GetBool() ? "true" : "false");
+    } else if (v.IsNumber()) {
+      out.push_back(std::to_string(v.GetDouble()));
+    }
+  });
+  return out;
+}
+
 Container decode_container(JsonReader& reader, const Value& value, const JsonPath& path) {
   Container container;
   if (reader.object(&value, path) == nullptr) return container;
   container.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  container.image = reader.string(JsonReader::member(&value, "image"), JsonPath{&path, "image"});
+  container.command = words(reader, JsonReader::member(&value, "command"), JsonPath{&path, "command"});
+  container.args = words(reader, JsonReader::member(&value, "args"), JsonPath{&path, "args"});
+  const JsonPath env_path{&path, "env"};
+  reader.each(JsonReader::member(&value, "env"), env_path, [&](const Value& e, const JsonPath& p) {
+    if (reader.object(&e, p) == nullptr) return;
+    // A value that is not a string (an unquoted number in YAML) is still its value.
+    const Value* v = JsonReader::member(&e, "value");
+    std::string text;
+    if (v != nullptr && v->IsString()) text.assign(v->GetString(), v->GetStringLength());
+    container.env.push_back({reader.string(JsonReader::member(&e, "name"), JsonPath{&p, "name"}), std::move(text)});
+  });
+  const JsonPath env_from_path{&path, "envFrom"};
+  reader.each(JsonReader::member(&value, "envFrom"), env_from_path, [&](const Value& e, const JsonPath& p) {
+    if (reader.object(&e, p) == nullptr) return;
+    const JsonPath ref_path{&p, "configMapRef"};
+    const Value* ref = reader.object(JsonReader::member(&e, "configMapRef"), ref_path);
+    std::string name = reader.string(JsonReader::member(ref, "name"), JsonPath{&ref_path, "name"});
+    if (!name.empty()) container.env_from_config_maps.push_back(std::move(name));
+  });
   decode_resource_names(reader, JsonReader::member(&value, "resources"),
                         JsonPath{&path, "resources"}, container.resources);
   const JsonPath mounts_path{&path, "volumeMounts"};

@@ -161,6 +161,7 @@ const char* outcome_name(Outcome outcome) {
     case Outcome::kFinding: return "finding";
     case Outcome::kExempt: return "exempt";
     case Outcome::kNotEvaluated: return "not-evaluated";
+    case Outcome::kNote: return "note";
   }
   return "finding";
 }
@@ -277,6 +278,7 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
   std::vector<DisruptionBudget> budgets;
   std::vector<NodeInfo> nodes;
   std::vector<ResourceClaimInfo> claims;
+  std::vector<ConfigMapInfo> config_maps;
   for (const KubeObject* input : inputs) {
     JsonReader json_reader;
     const JsonPath root{nullptr, input->kind};
@@ -289,6 +291,15 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
     } else if (is_resource_claim(input->api_version, input->kind)) {
       ResourceClaimInfo claim = decode_resource_claim(json_reader, *input->json, root);
       if (json_reader.ok()) claims.push_back(std::move(claim));
+    } else if (input->kind == "ConfigMap" && input->api_version == "v1") {
+      // Env vars that containers take from it (envFrom): where checkpoints go.
+      WorkloadView meta;
+      decode_object_meta(json_reader, *input->json, root, meta);
+      StringMap data;
+      json_reader.string_map(JsonReader::member(input->json, "data"), JsonPath{&root, "data"}, data);
+      if (json_reader.ok()) {
+        config_maps.push_back({meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name, std::move(data)});
+      }
     }
     if (!json_reader.ok()) object_error(*input, json_reader.error());
   }
@@ -297,7 +308,7 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
   const bool have_view = !budgets.empty() || !nodes.empty();
   // The DRA claims in the input resolve the device classes of pods that use them; a
   // snapshot of claims alone is no cluster view for disruption-budget (handled below).
-  const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes), std::move(claims));
+  const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes), std::move(claims), std::move(config_maps));
 
   for (const KubeObject* input : inputs) {
     const WorkloadKind* row = policy.workload_kind(group_of(input->api_version), input->kind);
@@ -318,16 +329,23 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
     }
     report.objects.push_back({input->file, input->line, input->api_version, input->kind,
                               evaluation.object.namespace_name, evaluation.object.name,
-                              std::move(evaluation.findings)});
+                              std::move(evaluation.findings), std::move(evaluation.parts)});
   }
   order_by_file(report.errors, reader.files);
   return report;
 }
 
-std::string render_text(const CheckReport& report) {
+std::string render_text(const CheckReport& report, bool explain) {
   std::ostringstream out;
   for (const auto& o : report.objects) {
     out << object_title(o) << " (" << where(o.file, o.line) << ")\n";
+    if (explain) {
+      for (const auto& p : o.parts) {
+        out << "  class " << (p.part.empty() ? "" : p.part + ": ")
+            << (p.evaluated ? std::string(class_name(p.workload_class)) : "not evaluated") << " (" << p.why
+            << (p.coordinator ? "; coordinator: judged with its job" : "") << ")\n";
+      }
+    }
     if (std::none_of(o.findings.begin(), o.findings.end(), [](const Finding& f) { return warns(f); })) {
       out << "  no findings\n";
     }
@@ -379,6 +397,17 @@ std::string render_json(const CheckReport& report) {
     write_origin(w, o);
     w.Key("namespace"); write(w, o.namespace_name);
     w.Key("name"); write(w, o.name);
+    w.Key("classes");  // how each part was judged, and why (as `check --explain`)
+    w.StartArray();
+    for (const auto& p : o.parts) {
+      w.StartObject();
+      w.Key("part"); write(w, p.part);
+      w.Key("class"); write(w, p.evaluated ? class_name(p.workload_class) : std::string_view("not-evaluated"));
+      w.Key("coordinator"); w.Bool(p.coordinator);
+      w.Key("why"); write(w, p.why);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("findings");
     w.StartArray();
     for (const auto& f : o.findings) {
@@ -483,7 +512,7 @@ std::string render_sarif(const CheckReport& report) {
   w.StartArray();
   for (const auto& o : report.objects) {
     for (const auto& f : o.findings) {
-      if (f.outcome == Outcome::kNotEvaluated) continue;
+      if (f.outcome == Outcome::kNotEvaluated || f.outcome == Outcome::kNote) continue;
       w.StartObject();
       w.Key("ruleId"); write(w, f.check);
       // A check whose policy action is `audit` is reported, but as a note.

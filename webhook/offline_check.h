@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/evaluate.h"
 #include "policies/finding.h"
 #include "policies/policy.h"
 #include "webhook/yaml_json.h"
@@ -20,6 +21,7 @@ struct CheckedObject {
   int line = 0;
   std::string api_version, kind, namespace_name, name;
   std::vector<Finding> findings;  // every outcome: findings, exempt, not evaluated
+  std::vector<PartVerdict> parts;  // how each part was classified (--explain, json)
 };
 
 struct SkippedObject {
@@ -47,7 +49,8 @@ struct CheckReport {
 // still checked.
 CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy);
 
-std::string render_text(const CheckReport& report);
+// render_text: `explain` adds, under each object, the class of each part and why.
+std::string render_text(const CheckReport& report, bool explain = false);
 std::string render_json(const CheckReport& report);
 // render_sarif: SARIF 2.1.0, one result per finding with its file and line.
 std::string render_sarif(const CheckReport& report);

@@ -11,6 +11,11 @@ namespace {
 
 using rapidjson::Value;
 
+std::string lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 std::string render(std::string_view pattern, const std::string& label, const std::string& name) {
   std::string out;
   for (std::size_t i = 0; i < pattern.size();) {
@@ -90,14 +95,36 @@ void add_controller_volumes(PodSpecView& pod, const ControllerVolumes& added) {
 
 }  // namespace
 
+// coordinator: whether the part labelled `label` coordinates its job (PartRole).
+bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                 const std::string& label) {
+  for (const auto& role : kind.roles) {
+    if (lower(role.part_label) != lower(label)) continue;
+    if (role.writer_when.empty()) return true;
+    bool writer = false;
+    walk_template_path(reader, object, path, role.writer_when, [&](const Value& v, const JsonPath&, const std::string&) {
+      writer = writer || (v.IsBool() && v.GetBool());
+    });
+    return !writer;
+  }
+  return false;
+}
+
 void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path,
                           const WorkloadKind& kind, WorkloadView& out) {
   const ControllerVolumes added = controller_volumes(reader, object, path, kind);
+  for (const auto& entrypoint : kind.entrypoints) {
+    walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {
+      std::string command = reader.string(&v, at);
+      if (!command.empty()) out.entrypoints.push_back(std::move(command));
+    });
+  }
   for (const auto& location : kind.templates) {
     walk_template_path(reader, object, path, location.path, [&](const Value& value, const JsonPath& at, const std::string& label) {
       PodSpecView pod = decode_pod_template(reader, value, at);
       add_controller_volumes(pod, added);
       pod.part = render(location.part, label, out.name);
+      pod.coordinator = coordinator(reader, object, path, kind, label);
       add_controller_labels(pod, kind, location, label, out.name);
       out.pods.push_back(std::move(pod));
     });

@@ -66,6 +66,16 @@ class PolicyParser {
         policy.excluded_namespaces = strings(value, key);
       } else if (key == "checkpointPathHints") {
         policy.checkpoint_path_hints = strings(value, key);
+      } else if (key == "trainingHints") {
+        training_hints(value, key, policy.training_hints);
+      } else if (key == "diagnosticHints") {
+        policy.diagnostic_hints = strings(value, key);
+      } else if (key == "placeholderCommands") {
+        policy.placeholder_commands = strings(value, key);
+      } else if (key == "checkpointStorageFlags") {
+        policy.checkpoint_storage_flags = strings(value, key);
+      } else if (key == "objectStorageSchemes") {
+        policy.object_storage_schemes = strings(value, key);
       } else if (key == "workloadKinds") {
         merge_workload_kinds(value, policy.workload_kinds);
       } else if (key == "healthTolerationSecondsBound") {
@@ -75,13 +85,61 @@ class PolicyParser {
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, excludedNamespaces, "
-             "checkpointPathHints, workloadKinds)");
+             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
+             "checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }
     }
     return policy;
   }
 
  private:
+  // training_hints: a key left out keeps its default list.
+  void training_hints(const YAML::Node& value, const std::string& key, TrainingHints& hints) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping with launchers, flags, scripts, nonTraining");
+    for (const auto& entry : value) {
+      const std::string name = entry.first.Scalar();
+      const std::string field = key + "." + name;
+      if (name == "launchers") {
+        hints.launchers = strings(entry.second, field);
+      } else if (name == "flags") {
+        hints.flags = strings(entry.second, field);
+      } else if (name == "scripts") {
+        hints.scripts = strings(entry.second, field);
+      } else if (name == "nonTraining") {
+        hints.non_training = strings(entry.second, field);
+      } else {
+        fail(entry.first, field, "unknown key (known: launchers, flags, scripts, nonTraining)");
+      }
+    }
+  }
+
+  std::vector<PartRole> roles(const YAML::Node& value, const std::string& key) const {
+    if (!value.IsSequence()) fail(value, key, "expected a list of {part, role: coordinator, writerWhen}");
+    std::vector<PartRole> out;
+    for (const auto& item : value) {
+      if (!item.IsMap()) fail(item, key, "expected a mapping {part, role: coordinator, writerWhen}");
+      PartRole role;
+      for (const auto& entry : item) {
+        const std::string name = entry.first.Scalar();
+        if (name == "part") {
+          role.part_label = scalar(entry.second, key + ".part");
+        } else if (name == "role") {
+          if (scalar(entry.second, key + ".role") != "coordinator") fail(entry.second, key + ".role", "expected coordinator");
+        } else if (name == "writerWhen") {
+          role.writer_when = scalar(entry.second, key + ".writerWhen");
+          if (const auto problem = validate_template_path(role.writer_when); !problem.empty()) {
+            fail(entry.second, key + ".writerWhen", problem);
+          }
+        } else {
+          fail(entry.first, key + "." + name, "unknown key (known: part, role, writerWhen)");
+        }
+      }
+      if (role.part_label.empty()) fail(item, key, "every role needs a part (the template's label, e.g. Launcher)");
+      out.push_back(std::move(role));
+    }
+    return out;
+  }
+
   std::string check_id(const YAML::Node& item, const std::string& key) const {
     const std::string id = scalar(item, key);
     if (find_check(id) == nullptr) fail(item, key, "unknown check \"" + id + "\"" + known_checks());
@@ -191,6 +249,10 @@ class PolicyParser {
           row.claim_templates = template_paths(v, field);
         } else if (name == "jobVolumes") {
           row.job_volumes = template_paths(v, field);
+        } else if (name == "entrypoints") {
+          row.entrypoints = template_paths(v, field);
+        } else if (name == "roles") {
+          row.roles = roles(v, field);
         } else if (name == "enabled") {
           enabled = boolean(v, field);
         } else if (name == "operations") {
@@ -211,7 +273,7 @@ class PolicyParser {
           for (const auto& item : v) row.skip_checks.push_back(check_id(item, field));
         } else {
           fail(entry.first, field, "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
-                          "podLabels, skipChecks, enabled)");
+                          "entrypoints, roles, podLabels, skipChecks, enabled)");
         }
       }
       if (!has_kind) fail(node, key, "every entry needs a kind");

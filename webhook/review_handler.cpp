@@ -67,7 +67,9 @@ ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view 
     out.error = reader.error();
     return out;
   }
-  out.findings = evaluate(out.object, cluster, policy, cluster_unavailable, claims);
+  Evaluation evaluation = evaluate_object_view(out.object, cluster, policy, cluster_unavailable, claims);
+  out.findings = std::move(evaluation.findings);
+  out.parts = std::move(evaluation.parts);
   return out;
 }
 
@@ -105,6 +107,11 @@ ReviewResult ReviewHandler::handle(std::string_view body) const {
       result.error = std::move(evaluation.error);
     } else {
       response = to_response(evaluation.findings, result.found);
+      // The class each part was judged as, and why: reviewers see why a check was quiet.
+      if (std::string classes = describe_classes(evaluation.parts); !classes.empty()) {
+        response.audit_annotations.emplace(
+            "class", truncate_runes(sanitize_text(classes), kMaxAnnotationValueBytes / 4));
+      }
       result.evaluated = true;
     }
   }

@@ -15,6 +15,7 @@
 
 #include "policies/cluster_view.h"
 #include "policies/pod_view.h"
+#include "policies/evaluate.h"
 #include "policies/finding.h"
 #include "policies/policy.h"
 
@@ -50,6 +51,7 @@ struct ReviewResult {
 struct ObjectEvaluation {
   WorkloadView object;
   std::vector<Finding> findings;
+  std::vector<PartVerdict> parts;  // how each pod spec was classified
   std::string error;  // a type error, with its JSON path; findings are empty then
 };
 

@@ -74,6 +74,7 @@ void PrintTo(const ClassRow& row, std::ostream* os) { *os << row.name; }
 PodSpecView requesting(std::string resource) {
   PodSpecView pod = cpu_pod();
   pod.containers.front().resources.push_back(std::move(resource));
+  pod.containers.front().command = {"torchrun", "train.py"};  // training evidence
   return pod;
 }
 
@@ -99,6 +100,7 @@ const std::vector<ClassRow> kClassRows = {
      [] {
        PodSpecView pod = cpu_pod();
        pod.init_containers.push_back({.name = "warmup", .resources = {"nvidia.com/gpu"}, .volume_mounts = {}});
+       pod.containers.front().command = {"torchrun", "train.py"};
        return pod;
      }(),
      true, true},
@@ -133,11 +135,11 @@ TEST_P(Classification, Rule) {
     object.api_group = "kubeflow.org";
     object.kind = "PyTorchJob";
   }
-  const PodClass pod_class = classify_pod(row.pod, object, judging_row(object, default_policy()),
-                                          requests_accelerator(row.pod, default_policy()), default_policy());
-  EXPECT_EQ(pod_class.evaluated, row.training) << pod_class.why;
-  if (pod_class.evaluated) {
-    EXPECT_EQ(pod_class.workload_class, WorkloadClass::kTraining) << pod_class.why;
+  const auto parts = evaluate_object_view(object, nullptr, default_policy()).parts;
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].evaluated, row.training) << parts[0].why;
+  if (parts[0].evaluated) {
+    EXPECT_EQ(parts[0].workload_class, WorkloadClass::kTraining) << parts[0].why;
   }
   EXPECT_EQ(requests_accelerator(row.pod, default_policy()), row.accelerator);
   // A training pod always has at least a checkpoint-volume finding here (no volumes);

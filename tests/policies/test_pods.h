@@ -51,10 +51,12 @@ inline std::vector<Toleration> health_tolerations(std::int64_t seconds) {
           toleration(kUnreachable, "Exists", "NoExecute", seconds)};
 }
 
-// A one-container pod that requests one nvidia.com/gpu, as admitted (defaults applied).
+// A one-container pod that requests one nvidia.com/gpu and runs torchrun (training
+// evidence), as admitted (defaults applied).
 inline PodSpecView gpu_pod() {
   PodSpecView pod;
   pod.containers.push_back({.name = "trainer", .resources = {"cpu", "memory", "nvidia.com/gpu"}, .volume_mounts = {}});
+  pod.containers.front().command = {"torchrun", "train.py"};
   pod.tolerations = default_tolerations();
   return pod;
 }

@@ -26,7 +26,8 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 9 * sizeof(std::vector<std::string>) + sizeof(std::int64_t) +
+static_assert(sizeof(Policy) == 13 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+                                    sizeof(std::int64_t) +
                                     sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
@@ -38,6 +39,11 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.accelerator_device_classes, expected.accelerator_device_classes);
   EXPECT_EQ(actual.accelerator_annotations, expected.accelerator_annotations);
   EXPECT_EQ(actual.checks_by_class, expected.checks_by_class);
+  EXPECT_TRUE(actual.training_hints == expected.training_hints);
+  EXPECT_EQ(actual.diagnostic_hints, expected.diagnostic_hints);
+  EXPECT_EQ(actual.placeholder_commands, expected.placeholder_commands);
+  EXPECT_EQ(actual.checkpoint_storage_flags, expected.checkpoint_storage_flags);
+  EXPECT_EQ(actual.object_storage_schemes, expected.object_storage_schemes);
   EXPECT_EQ(actual.check_actions, expected.check_actions);
   EXPECT_EQ(actual.framework_labels, expected.framework_labels);
   EXPECT_EQ(actual.durable_csi_drivers, expected.durable_csi_drivers);
@@ -67,7 +73,9 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
   EXPECT_EQ(keys, (std::set<std::string>{"apiVersion", "kind", "enabledChecks", "checkActions",
                                          "checksByClass", "acceleratorResources",
                                          "acceleratorDeviceClasses", "acceleratorAnnotations",
-                                         "frameworkLabels",
+                                         "frameworkLabels", "trainingHints", "diagnosticHints",
+                                         "placeholderCommands", "checkpointStorageFlags",
+                                         "objectStorageSchemes",
                                          "durableCSIDrivers", "gpuFaultTaints",
                                          "healthTolerationSecondsBound", "excludedNamespaces",
                                          "checkpointPathHints", "workloadKinds"}));

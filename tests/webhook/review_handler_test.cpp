@@ -77,6 +77,14 @@ std::map<std::string, std::string> annotations_of(const rapidjson::Value& doc) {
   return out;
 }
 
+// finding_annotations: the annotations of the checks, without `class` (how the pod was
+// judged, asserted on its own).
+std::map<std::string, std::string> finding_annotations(const rapidjson::Value& doc) {
+  auto out = annotations_of(doc);
+  out.erase("class");
+  return out;
+}
+
 // The API server drops an audit annotation whose key is not a qualified-name name part.
 bool valid_annotation_key(const std::string& key) {
   static const std::regex kName("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
@@ -197,8 +205,9 @@ TEST(ReviewHandler, GappyGpuPodGetsOneCitedWarningPerGapAndBudgetIsNotEvaluated)
   for (const auto& w : warnings) {
     EXPECT_TRUE(std::regex_search(w, std::regex(R"( \(case [a-z0-9-]+\)$)"))) << w;
   }
-  const auto annotations = annotations_of(doc);
+  const auto annotations = finding_annotations(doc);
   EXPECT_EQ(annotations.size(), 4u);
+  EXPECT_EQ(annotations_of(doc).at("class"), "training (launcher torchrun)");
   EXPECT_EQ(annotations.at("disruption-budget"), "not evaluated: no cluster view");
   EXPECT_FALSE(annotations.contains("error"));
 }
@@ -212,7 +221,11 @@ TEST(ReviewHandler, WellConfiguredGpuPodGetsNoWarningAndOnlyTheBudgetNotEvaluate
   const auto doc = parse_json(result.body);
   EXPECT_TRUE(warnings_of(doc).empty());
   EXPECT_EQ(member(doc["response"], "warnings"), nullptr);
-  const auto annotations = annotations_of(doc);
+  auto annotations = annotations_of(doc);
+  // The class annotation says why the pod was judged (a bare GPU pod: training evidence).
+  ASSERT_TRUE(annotations.contains("class"));
+  EXPECT_EQ(annotations.at("class").rfind("training (", 0), 0u) << annotations.at("class");
+  annotations.erase("class");
   ASSERT_EQ(annotations.size(), 1u);
   EXPECT_EQ(annotations.begin()->first, "disruption-budget");
   EXPECT_EQ(annotations.begin()->second.rfind("not evaluated", 0), 0u);
@@ -445,7 +458,7 @@ TEST(ReviewHandler, ANewPolicyInTheStoreAppliesToTheNextReview) {
   harness.policies.set(only_zone);
   const ReviewResult result = harness.handle(review_fixture("gpu-pod-gaps"));
   EXPECT_EQ(result.found, (std::vector<std::string>{"zone-spread"}));
-  EXPECT_EQ(annotations_of(parse_json(result.body)).size(), 1u);
+  EXPECT_EQ(finding_annotations(parse_json(result.body)).size(), 1u);
 
   Policy exclude = default_policy();
   exclude.excluded_namespaces = {"ml-research"};

@@ -1,0 +1,227 @@
+#include "policies/evidence.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace kubegap {
+namespace {
+
+constexpr std::array<std::string_view, 5> kShells = {"sh", "bash", "ash", "dash", "zsh"};
+// Words that start a shell compound command or prefix one: the program comes after.
+constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", "then", "do", "else", "elif",
+                                                        "done", "fi", "!", "{", "}", "time", "exec", "nohup", "for"};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string basename(std::string_view word) {
+  const auto slash = word.rfind('/');
+  return std::string(slash == std::string_view::npos ? word : word.substr(slash + 1));
+}
+
+bool is_keyword(std::string_view w) { return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end(); }
+
+bool is_assignment(std::string_view w) {
+  const auto eq = w.find('=');
+  return eq != std::string_view::npos && eq > 0 && w.front() != '-' &&
+         std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// split_script: simple commands of a shell script, each a list of words (quotes and
+// $(...) are not interpreted: a word keeps them, which is enough to read names).
+std::vector<std::vector<std::string>> split_script(std::string_view script) {
+  std::vector<std::vector<std::string>> commands(1);
+  std::string word;
+  const auto end_word = [&] {
+    if (!word.empty()) commands.back().push_back(std::move(word));
+    word.clear();
+  };
+  for (const char c : script) {
+    if (c == ';' || c == '&' || c == '|' || c == '\n' || c == '(' || c == ')' || c == '`') {
+      end_word();
+      if (!commands.back().empty()) commands.emplace_back();
+    } else if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\'') {
+      end_word();
+    } else {
+      word += c;
+    }
+  }
+  end_word();
+  if (commands.back().empty()) commands.pop_back();
+  return commands;
+}
+
+void add_command(CommandFacts& facts, const std::vector<std::string>& words) {
+  bool program_seen = false;
+  for (const auto& w : words) {
+    facts.words.push_back(w);
+    if (program_seen || is_keyword(w) || is_assignment(w)) continue;
+    program_seen = true;
+    facts.programs.push_back(basename(w));
+  }
+}
+
+bool matches(const std::vector<std::string>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return wildcard_match(lower(p), text); });
+}
+
+// FlagValue: a flag name and its value, from `--name=value`, `name=value` or
+// `--name value`.
+struct FlagValue {
+  std::string name;  // normalized
+  std::string value;
+};
+
+std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {
+  std::vector<FlagValue> out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const auto eq = w.find('=');
+    if (eq != std::string::npos && eq > 0) {
+      out.push_back({normalized_flag(w.substr(0, eq)), w.substr(eq + 1)});
+    } else if (w.size() > 1 && w.front() == '-' && i + 1 < words.size() && words[i + 1].front() != '-') {
+      out.push_back({normalized_flag(w), words[i + 1]});
+    }
+  }
+  return out;
+}
+
+bool in_list(const std::vector<std::string>& names, const std::string& normalized) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return normalized_flag(n) == normalized; });
+}
+
+bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
+  const std::string lowered = lower(text);
+  return std::any_of(policy.checkpoint_path_hints.begin(), policy.checkpoint_path_hints.end(),
+                     [&](const std::string& hint) { return !hint.empty() && lowered.find(lower(hint)) != std::string::npos; });
+}
+
+// word_hint: the first word (or its basename) that matches one of `patterns`.
+std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns) {
+  for (const auto& w : facts.words) {
+    const std::string l = lower(w);
+    if (matches(patterns, l) || matches(patterns, basename(l))) return basename(w);
+  }
+  return std::nullopt;
+}
+
+bool has_scheme(const std::string& value, const Policy& policy) {
+  return std::any_of(policy.object_storage_schemes.begin(), policy.object_storage_schemes.end(),
+                     [&](const std::string& scheme) { return lower(value).starts_with(lower(scheme)); });
+}
+
+}  // namespace
+
+bool reads_checkpoints(const CommandFacts& facts, const Policy& policy) {
+  return word_hint(facts, policy.training_hints.non_training).has_value();
+}
+
+bool looks_like_checkpoint_path(std::string_view path, const Policy& policy) { return looks_like_checkpoints(path, policy); }
+
+std::string normalized_flag(std::string_view word) {
+  const auto eq = word.find('=');
+  if (eq != std::string_view::npos) word = word.substr(0, eq);
+  while (!word.empty() && word.front() == '-') word.remove_prefix(1);
+  std::string out = lower(word);
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args) {
+  CommandFacts facts;
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), args.begin(), args.end());
+  facts.has_command = !argv.empty();
+  if (argv.empty()) return facts;
+  // `sh -c SCRIPT` (-xc, -ec, ...): the script is the command; a single argv string with
+  // spaces is a script too (some manifests put the whole command line in one string).
+  const std::string first = basename(argv.front());
+  std::size_t script_at = argv.size();
+  if (std::find(kShells.begin(), kShells.end(), first) != kShells.end()) {
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+      if (argv[i].size() > 1 && argv[i].front() == '-' && argv[i].find('c') != std::string::npos) {
+        script_at = i + 1;
+        break;
+      }
+    }
+  }
+  if (script_at < argv.size()) {
+    for (std::size_t i = script_at; i < argv.size(); ++i) {
+      for (const auto& words : split_script(argv[i])) add_command(facts, words);
+    }
+  } else {
+    std::vector<std::string> words;
+    for (const auto& a : argv) {
+      for (const auto& part : split_script(a)) words.insert(words.end(), part.begin(), part.end());
+    }
+    add_command(facts, words);
+  }
+  // `python -c CODE` or `python3 -c CODE`: an inline snippet.
+  for (std::size_t i = 0; i + 1 < facts.words.size(); ++i) {
+    if (basename(facts.words[i]).starts_with("python") && facts.words[i + 1] == "-c") facts.inline_code = true;
+  }
+  return facts;
+}
+
+std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                             const Policy& policy) {
+  if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
+  for (const auto& [name, value] : flag_values(facts.words)) {
+    if (in_list(policy.training_hints.flags, name)) return "flag " + name;
+  }
+  for (const auto& e : env) {
+    if (in_list(policy.training_hints.flags, normalized_flag(e.name))) return "env " + e.name;
+  }
+  if (auto hint = word_hint(facts, policy.training_hints.scripts)) return "script " + *hint;
+  // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is
+  // named like something that reads checkpoints.
+  if (word_hint(facts, policy.training_hints.non_training)) return std::nullopt;
+  for (const auto& w : facts.words) {
+    if (looks_like_checkpoints(w, policy)) return "checkpoint argument " + w;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,
+                                               const std::vector<EnvVar>& env, const Policy& policy) {
+  if (!facts.has_command) {
+    // The pause image holds a reservation and runs nothing.
+    const std::string repo = basename(image.substr(0, image.find(':')));
+    if (matches(policy.placeholder_commands, lower(repo))) return "placeholder image " + repo;
+    return std::nullopt;
+  }
+  if (training_evidence(facts, env, policy)) return std::nullopt;
+  if (auto hint = word_hint(facts, policy.diagnostic_hints)) return "diagnostic " + *hint;
+  if (facts.inline_code) return "inline python -c snippet";
+  if (!facts.programs.empty() && std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
+        return matches(policy.placeholder_commands, lower(p));
+      })) {
+    return "placeholder " + facts.programs.front();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                                  const Policy& policy) {
+  const auto destination = [&](const std::string& name, const std::string& value) -> std::optional<std::string> {
+    if (value.empty() || !in_list(policy.checkpoint_storage_flags, name)) return std::nullopt;
+    if (has_scheme(value, policy)) return value;
+    if (name.find("bucket") != std::string::npos) return "bucket " + value;
+    return std::nullopt;
+  };
+  for (const auto& [name, value] : flag_values(facts.words)) {
+    if (auto d = destination(name, value)) return d;
+  }
+  for (const auto& e : env) {
+    if (auto d = destination(normalized_flag(e.name), e.value)) return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kubegap

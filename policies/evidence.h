@@ -1,0 +1,62 @@
+#pragma once
+// Evidence from what a container runs (command, args, env): does it train, does it only
+// run accelerator diagnostics or placeholders, where does it save checkpoints. Pure
+// string work over the policy's hint lists (DESIGN.md, "Training vs serving").
+//
+//   const CommandFacts facts = command_facts(container.command, container.args);
+//   if (auto why = training_evidence(facts, container.env, policy)) ...   // "launcher torchrun"
+//
+// Commands are read as a person skimming a manifest would, not as a shell would: `sh -c
+// SCRIPT` is split into simple commands on ; & | and newlines, and the first word of each
+// (after shell keywords and VAR=value) is its program.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "policies/pod_view.h"
+#include "policies/policy.h"
+
+namespace kubegap {
+
+// CommandFacts: a container's command line, digested.
+struct CommandFacts {
+  bool has_command = false;           // command or args given (else: the image's entrypoint)
+  std::vector<std::string> programs;  // basename of the first word of each simple command
+  std::vector<std::string> words;     // every word, in order
+  bool inline_code = false;           // `python -c CODE`: a one-liner, not a program file
+};
+
+CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);
+
+// normalized_flag: "--num-train-epochs" -> "num_train_epochs"; "steps=10" -> "steps".
+std::string normalized_flag(std::string_view word);
+
+// training_evidence: why the command or env shows training ("launcher torchrun", "flag
+// --max_steps", "script finetune.py", "checkpoint path /ckpt"), or nothing. A
+// checkpoint-looking path is weak evidence: a program named like evaluation, conversion,
+// inference or download (nonTrainingHints) reads checkpoints rather than writes them.
+std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                             const Policy& policy);
+
+// reads_checkpoints: the command names a program that reads checkpoints rather than
+// writing them (trainingHints.nonTraining: evaluation, conversion, inference, ...).
+bool reads_checkpoints(const CommandFacts& facts, const Policy& policy);
+
+// looks_like_checkpoint_path: the policy's checkpointPathHints, case-insensitively.
+bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
+
+// diagnostic_evidence: why the command only runs accelerator diagnostics, benchmarks or
+// placeholders ("diagnostic nvidia-smi", "placeholder sleep"), or nothing. Training
+// evidence in the same command wins.
+std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,
+                                               const std::vector<EnvVar>& env, const Policy& policy);
+
+// checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
+// or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt".
+std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                                  const Policy& policy);
+
+}  // namespace kubegap

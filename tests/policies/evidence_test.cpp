@@ -1,0 +1,121 @@
+// Evidence from commands and env (policies/evidence.h): each rule of the auto class, the
+// diagnostic class and object-storage checkpoints, one row each, with the default policy.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policies/evidence.h"
+#include "tests/policies/test_pods.h"
+
+namespace kgtest {
+namespace {
+
+struct EvidenceRow {
+  std::string name;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<EnvVar> env;
+  std::optional<std::string> training;    // substring of the reason, or nullopt: none
+  std::optional<std::string> diagnostic;  // likewise
+  std::optional<std::string> destination;
+  std::string image = "example/image:1";
+};
+
+void PrintTo(const EvidenceRow& row, std::ostream* os) { *os << row.name; }
+
+const std::vector<EvidenceRow> kRows = {
+    {"TorchrunIsALauncher", {"torchrun", "--nproc-per-node=8", "main.py"}, {}, {}, "launcher torchrun", {}, {}},
+    {"DeepspeedInAShellScript", {"bash", "-c", "cd /src && deepspeed main.py --config ds.json"}, {}, {},
+     "launcher deepspeed", {}, {}},
+    {"TorchDistributedRunModule", {"python", "-m", "torch.distributed.run", "main.py"}, {}, {},
+     "launcher torch.distributed.run", {}, {}},
+    {"EpochsFlagWithEquals", {"python", "main.py"}, {"--epochs=3"}, {}, "flag epochs", {}, {}},
+    {"MaxStepsFlagDashedWithValue", {"python", "main.py", "--max-steps", "1000"}, {}, {}, "flag max_steps", {}, {}},
+    {"KeyValueStepsArgument", {"python3", "-m", "MaxText.x", "steps=100"}, {}, {}, "flag steps", {}, {}},
+    {"TrainingFlagInEnv", {"python", "main.py"}, {}, {{"NUM_TRAIN_EPOCHS", "3"}}, "env NUM_TRAIN_EPOCHS", {}, {}},
+    {"ScriptNamedTrain", {"python", "/app/train_resnet.py"}, {}, {}, "script train_resnet.py", {}, {}},
+    {"ScriptNamedFinetune", {"python", "finetune.py"}, {}, {}, "script finetune.py", {}, {}},
+    {"CheckpointPathArgumentIsWeakEvidence", {"python", "main.py", "--save", "/ckpt/run1"}, {}, {},
+     "checkpoint argument", {}, {}},
+    {"EvaluationReadsCheckpoints", {"python", "eval.py", "--checkpoint", "/ckpt/step-100"}, {}, {}, {}, {}, {}},
+    {"ConversionReadsCheckpoints", {"python3", "convert_checkpoint.py", "--output_dir", "/ckpt/out"}, {}, {}, {}, {},
+     {}},
+    {"PretrainedWordIsNotAScript", {"lm_eval", "--model_args", "pretrained=meta-llama/Llama-3"}, {}, {}, {}, {}, {}},
+    {"PlainServerIsNeither", {"python", "-m", "http.server", "8080"}, {}, {}, {}, {}, {}},
+    {"NvidiaSmiIsDiagnostic", {"nvidia-smi"}, {}, {}, {}, "diagnostic nvidia-smi", {}},
+    {"NcclTestsUnderMpirun", {"mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8"}, {}, {}, {},
+     "diagnostic all_reduce_perf", {}},
+    {"OsuBenchmark", {"mpirun", "-np", "2", "/opt/osu/mpi/pt2pt/osu_bw"}, {}, {}, {}, "diagnostic osu_bw", {}},
+    {"SleepInfinityIsAPlaceholder", {"sleep", "infinity"}, {}, {}, {}, "placeholder sleep", {}},
+    {"EchoThenSleepIsAPlaceholder", {"sh", "-c", "echo hello $(hostname); sleep 30"}, {}, {}, {},
+     "placeholder echo", {}},
+    {"WhileTrueSleepIsAPlaceholder", {"bash", "-c", "while true; do sleep 3600; done"}, {}, {}, {},
+     "placeholder", {}},
+    {"PythonOneLinerIsASmokeTest", {"python3", "-c", "import torch; print(torch.cuda.is_available())"}, {}, {}, {},
+     "inline python -c snippet", {}},
+    {"TrainingWinsOverDiagnostics", {"bash", "-c", "nvidia-smi && torchrun main.py"}, {}, {}, "launcher torchrun", {},
+     {}},
+    {"SleepThenTrainIsNotAPlaceholder", {"bash", "-c", "sleep 10; python main.py"}, {}, {}, {}, {}, {}},
+    {"PauseImageWithoutCommand", {}, {}, {}, {}, "placeholder image pause", {}, "registry.k8s.io/pause:3.10"},
+    {"NoCommandSaysNothing", {}, {}, {}, {}, {}, {}},
+    {"GcsCheckpointFlag", {"python", "train.py", "--checkpoint_dir=gs://runs/a"}, {}, {}, "script train.py", {},
+     "gs://runs/a"},
+    {"S3OutputDirFlagWithValue", {"torchrun", "main.py", "--output_dir", "s3://b/run"}, {}, {}, "launcher torchrun", {},
+     "s3://b/run"},
+    {"CheckpointEnvOnS3", {"python", "-m", "sft.train"}, {}, {{"CHECKPOINT_DIR", "s3://ckpt/x"}}, "script sft.train",
+     {}, "s3://ckpt/x"},
+    {"BucketFlagNamesABucket", {"python", "train.py", "--bucket", "acme-models"}, {}, {}, "script train.py", {},
+     "bucket acme-models"},
+    {"LocalOutputDirIsNotObjectStorage", {"python", "train.py", "--output_dir=/out"}, {}, {}, "script train.py", {},
+     {}},
+    {"UnrelatedUrlIsNotACheckpointDestination", {"python", "train.py", "--data=gs://datasets/x"}, {}, {},
+     "script train.py", {}, {}},
+};
+
+class EvidenceTable : public ::testing::TestWithParam<EvidenceRow> {};
+
+TEST_P(EvidenceTable, Rule) {
+  const EvidenceRow& row = GetParam();
+  const Policy& policy = default_policy();
+  const CommandFacts facts = command_facts(row.command, row.args);
+  const auto training = training_evidence(facts, row.env, policy);
+  const auto diagnostic = diagnostic_evidence(facts, row.image, row.env, policy);
+  const auto destination = checkpoint_destination(facts, row.env, policy);
+  ASSERT_EQ(training.has_value(), row.training.has_value()) << training.value_or("(none)");
+  if (row.training) {
+    EXPECT_NE(training->find(*row.training), std::string::npos) << *training;
+  }
+  ASSERT_EQ(diagnostic.has_value(), row.diagnostic.has_value()) << diagnostic.value_or("(none)");
+  if (row.diagnostic) {
+    EXPECT_NE(diagnostic->find(*row.diagnostic), std::string::npos) << *diagnostic;
+  }
+  EXPECT_EQ(destination, row.destination);
+}
+
+INSTANTIATE_TEST_SUITE_P(Evidence, EvidenceTable, ::testing::ValuesIn(kRows), [](const auto& info) {
+  return info.param.name;
+});
+
+TEST(Evidence, ShellScriptProgramsSkipKeywordsAndAssignments) {
+  const CommandFacts facts = command_facts({"/bin/sh", "-ec", "export A=1; NCCL_DEBUG=INFO exec python x.py | tee log"}, {});
+  EXPECT_EQ(facts.programs, (std::vector<std::string>{"export", "python", "tee"}));
+}
+
+TEST(Evidence, NormalizedFlags) {
+  EXPECT_EQ(normalized_flag("--num-train-epochs"), "num_train_epochs");
+  EXPECT_EQ(normalized_flag("steps=10"), "steps");
+  EXPECT_EQ(normalized_flag("-Max_Steps"), "max_steps");
+}
+
+TEST(Evidence, HintsComeFromPolicy) {
+  Policy policy = default_policy();
+  const CommandFacts facts = command_facts({"mytrainer", "run"}, {});
+  EXPECT_FALSE(training_evidence(facts, {}, policy));
+  policy.training_hints.launchers.push_back("mytrainer");
+  EXPECT_TRUE(training_evidence(facts, {}, policy));
+}
+
+}  // namespace
+}  // namespace kgtest

@@ -68,6 +68,12 @@ std::vector<WorkloadKind> default_workload_kinds() {
                         Labels{{"training.kubeflow.org/job-name", "{name}"},
                                {"training.kubeflow.org/replica-type", "{lower}"}}};
   };
+  // Other operators that reuse the Kubeflow replica-map shape under their own group (the
+  // pod labels they add are not known here, so none are listed).
+  const auto replica_map = [&](std::string group, std::string kind, std::string specs) {
+    return WorkloadKind{std::move(group), std::move(kind), kTraining, create_update,
+                        {{"spec." + std::move(specs) + ".*.template", "replica {}", {}}}};
+  };
   const auto apps = [&](std::string kind, WorkloadClass c, Paths claims = {}, std::vector<std::string> skip = {}) {
     return WorkloadKind{"apps", std::move(kind), c, create_update, {{"spec.template", "", {}}},
                         std::move(claims), Paths{}, Labels{}, std::move(skip)};
@@ -121,6 +127,19 @@ std::vector<WorkloadKind> default_workload_kinds() {
       kubeflow("XGBoostJob", "xgbReplicaSpecs"),
       kubeflow("PaddleJob", "paddleReplicaSpecs"),
       kubeflow("JAXJob", "jaxReplicaSpecs"),
+      // MXJob: removed from training-operator in v1.9.0, still installed on some clusters.
+      kubeflow("MXJob", "mxReplicaSpecs"),
+      // KubeDL (training.kubedl.io): Kubeflow's shape under its own group.
+      replica_map("training.kubedl.io", "TFJob", "tfReplicaSpecs"),
+      replica_map("training.kubedl.io", "PyTorchJob", "pytorchReplicaSpecs"),
+      replica_map("training.kubedl.io", "XGBoostJob", "xgbReplicaSpecs"),
+      replica_map("training.kubedl.io", "XDLJob", "xdlReplicaSpecs"),
+      replica_map("training.kubedl.io", "MarsJob", "marsReplicaSpecs"),
+      replica_map("training.kubedl.io", "ElasticDLJob", "elasticdlReplicaSpecs"),
+      replica_map("training.kubedl.io", "MPIJob", "mpiReplicaSpecs"),
+      // Elastic PyTorch: TorchElastic's controller (deprecated) and DLRover.
+      replica_map("elastic.pytorch.org", "ElasticJob", "replicaSpecs"),
+      replica_map("elastic.iml.github.io", "ElasticJob", "replicaSpecs"),
       // mpi-operator v2beta1 labels its pods with the job name and the role.
       {"kubeflow.org", "MPIJob", kTraining, create_update,
        {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}}, Paths{}, Paths{},
@@ -150,7 +169,7 @@ std::vector<WorkloadKind> default_workload_kinds() {
   for (auto& row : rows) {
     // mpi-operator: the Launcher runs mpirun, the Workers train (unless the Launcher is
     // also a worker); Trainer's MPI runtimes name their launcher job "launcher".
-    if (row.kind == "MPIJob") row.roles = {{"Launcher", "spec.runLauncherAsWorker"}};
+    if (row.kind == "MPIJob") row.roles = {{"Launcher", row.group == "kubeflow.org" ? "spec.runLauncherAsWorker" : ""}};
     if (row.group == "trainer.kubeflow.org") row.roles = {{"launcher", ""}};
     // KubeRay: the entrypoint is what the job runs.
     if (row.kind == "RayJob") row.entrypoints = {"spec.entrypoint"};

@@ -419,6 +419,24 @@ expect 0 "dra-train .*\n? *no findings|1 object\(s\) checked, 0 finding" "DRA: a
   "$tmp/dra-pod.yaml" "$tmp/dra-nic.yaml"
 expect 0 "checkpoints at /checkpoints" "DRA: an unresolved claim counts as an accelerator" -- "$tmp/dra-pod.yaml"
 
+# --explain: the class of each part and the rule that decided it.
+expect 0 "class replica Launcher: diagnostic \(diagnostic all_reduce_perf; coordinator: judged with its job\)" \
+  "--explain: an nccl-tests MPIJob is diagnostic, its Launcher a coordinator" -- \
+  --explain tests/fixtures/realistic/diagnostics/mpijob-nccl-tests-all-reduce.yaml
+expect 0 "class auto \(no sign of training" "--explain: a GPU web server in a Pod is auto, not training" -- \
+  --explain tests/fixtures/realistic/demos/gpu-http-server-pod.yaml
+run --output json tests/fixtures/realistic/object-storage/job-envfrom-configmap-gcs.yaml
+py "json: classes per object; an envFrom ConfigMap in the input says where checkpoints go" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+(job,) = [o for o in r["objects"] if o["kind"] == "Job"]
+assert job["classes"] == [{"part": "", "class": "training", "coordinator": False, "why": job["classes"][0]["why"]}], job["classes"]
+(ckpt,) = [f for f in job["findings"] if f["check"] == "checkpoint-volume"]
+assert ckpt["outcome"] == "note" and ckpt["reason"].startswith("note: checkpoints go to gs://"), ckpt
+'
+run --output text "$fx/manifests"
+if grep -q "^  class " "$tmp/out"; then fail "without --explain no class lines"; else pass "without --explain no class lines"; fi
+
 # Hostile YAML: alias cycles and exponential alias trees are refused (exit 2), not expanded.
 printf 'apiVersion: v1\nkind: List\nitems: &a [{apiVersion: v1, kind: List, items: *a}]\n' >"$tmp/cycle.yaml"
 expect 2 "cycle.yaml" "a List that contains itself through an alias exits 2" -- "$tmp/cycle.yaml"

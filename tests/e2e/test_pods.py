@@ -96,7 +96,9 @@ class KubectlApply(unittest.TestCase):
         self.assertIn("pod/llm-pretrain-good created", r.stdout)
         self.assertNotIn("kubegap/", r.stderr)
         annotations = annotations_of(wait_for_audit(ns, "llm-pretrain-good")[-1])
-        self.assertEqual(set(annotations), {"disruption-budget"}, annotations)
+        # The class annotation says why it was judged as training.
+        self.assertEqual(set(annotations), {"disruption-budget", "class"}, annotations)
+        self.assertEqual(annotations["class"], "training (launcher torchrun)")
         self.assertTrue(annotations["disruption-budget"].startswith("not evaluated"))
 
     def test_4_audit_log_holds_annotations_with_cases(self):

@@ -142,23 +142,21 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     add_command(out, facts, env, c.image, policy, all_diagnostic);
   }
   if (!any_voice || !all_diagnostic || !out.training.empty()) out.diagnostic.clear();
-  // Weak evidence last: a writable checkpoint-looking mount, unless the container only
-  // runs diagnostics or a program that reads checkpoints (nonTraining hints).
-  if (out.training.empty() && out.diagnostic.empty()) {
-    for (const auto& c : pod.containers) {
-      const CommandFacts facts = command_facts(c.command, c.args);
-      if (reads_checkpoints(facts, policy)) continue;
-      for (const auto& m : c.volume_mounts) {
-        if (!m.read_only && looks_like_checkpoint_path(m.mount_path, policy)) {
-          out.training = "checkpoint mount " + m.mount_path;
-          break;
-        }
-      }
-      if (!out.training.empty()) break;
-    }
-  }
   out.speaks = !out.training.empty() || !out.diagnostic.empty();
   return out;
+}
+
+// mount_evidence: weak evidence, used last (after what the job's coordinator says): a
+// writable checkpoint-looking mount of a container that does not run a program that
+// reads checkpoints (nonTraining hints).
+std::string mount_evidence(const PodSpecView& pod, const Policy& policy) {
+  for (const auto& c : pod.containers) {
+    if (reads_checkpoints(command_facts(c.command, c.args), policy)) continue;
+    for (const auto& m : c.volume_mounts) {
+      if (!m.read_only && looks_like_checkpoint_path(m.mount_path, policy)) return "checkpoint mount " + m.mount_path;
+    }
+  }
+  return {};
 }
 
 // job_evidence: the coordinators' commands and the object's entrypoints: what the
@@ -222,6 +220,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       own.training = job.training;
       own.diagnostic = job.diagnostic;
     }
+    if (own.training.empty() && own.diagnostic.empty()) own.training = mount_evidence(pod, policy);
     if (own.destination.empty()) own.destination = job.destination;
     const PodClass pod_class = classify_pod(pod, object, row, accelerator, policy, {own.training, own.diagnostic});
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});

@@ -195,6 +195,40 @@ class WorkloadKinds(unittest.TestCase):
         self.assertIn("workerGroup gpu-group", annotations.get("kubegap.kubegap.io/gpu-health-tolerations", ""))
         self.assertIn("acme-llm-pretraining-2023", annotations.get("kubegap.kubegap.io/checkpoint-volume", ""))
 
+    # Issues 10 and 19: warnings only where training happens.
+    def test_gpu_inference_deployment_gets_no_warning(self):
+        tpl = template(good=False, gpus=1, name="vllm")
+        c = tpl["spec"]["containers"][0]
+        c["command"] = ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+        c["volumeMounts"] = [{"name": "ckpt", "mountPath": "/root/.cache/huggingface"}]
+        tpl["metadata"]["labels"] = {"app": "vllm"}
+        tpl["spec"]["restartPolicy"] = "Always"
+        deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "vllm"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "vllm"}}, "template": tpl}}
+        r, by_check, _ = apply(deploy)
+        self.assertIn("created", r.stdout)
+        self.assertEqual(by_check, {}, r.stderr)
+
+    def test_nccl_tests_mpijob_is_diagnostic(self):
+        obj = mpijob("nccl-tests", good=False)
+        specs = obj["spec"]["mpiReplicaSpecs"]
+        specs["Launcher"]["template"]["spec"]["containers"][0]["command"] = [
+            "mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"]
+        specs["Worker"]["template"]["spec"]["containers"][0]["command"] = ["/usr/sbin/sshd", "-De"]
+        r, by_check, _ = apply(obj)
+        self.assertIn("created", r.stdout)
+        self.assertEqual(by_check, {}, r.stderr)
+
+    def test_gpu_download_job_gets_no_checkpoint_warning(self):
+        obj = batch_job("download", good=False)
+        obj["spec"]["template"]["spec"]["containers"][0]["command"] = [
+            "huggingface-cli", "download", "meta-llama/Llama-3.1-8B", "--local-dir", "/models"]
+        obj["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "ckpt", "mountPath": "/models"}]
+        r, by_check, _ = apply(obj)
+        self.assertIn("created", r.stdout)
+        self.assertNotIn("checkpoint-volume", by_check, r.stderr)
+        self.assertIn("gpu-health-tolerations", by_check, "its accelerator checks still run")
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

@@ -1337,6 +1337,23 @@ TEST(WorkloadClasses, PolicyFileSetsClassesAndRejectsUnknownOnes) {
             std::string::npos);
 }
 
+TEST(WorkloadClasses, ACoordinatorRunningDiagnosticsOutranksAWorkersCheckpointMount) {
+  rapidjson::Document job = workload("mpijob");
+  auto& alloc = job.GetAllocator();
+  auto& launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0];
+  launcher.RemoveMember("args");
+  launcher["command"] = json_value(R"(["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8"])", alloc);
+  auto& worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"];
+  worker["containers"][0].AddMember("volumeMounts", json_value(R"([{"name": "ckpt", "mountPath": "/checkpoints"}])", alloc), alloc);
+  worker.AddMember("volumes", json_value(R"([{"name": "ckpt", "emptyDir": {}}])", alloc), alloc);
+  const Answer a = answer(Harness(), review_for(job));
+  EXPECT_TRUE(a.warnings.empty()) << listing(a.warnings);
+  EXPECT_NE(a.classes.find("replica Worker: diagnostic (diagnostic all_reduce_perf)"), std::string::npos) << a.classes;
+  // With a training launcher the same worker mount is judged.
+  launcher["command"] = json_value(R"(["mpirun", "-np", "16", "python", "train.py"])", alloc);
+  EXPECT_EQ(answer(Harness(), review_for(job)).warnings_of(kCheckpoint).size(), 1u);
+}
+
 // The ValidatingWebhookConfiguration must route every kind of the default table to the
 // webhook, or its row is dead code in a real cluster.
 TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {

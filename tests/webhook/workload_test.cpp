@@ -1354,6 +1354,18 @@ TEST(WorkloadClasses, ACoordinatorRunningDiagnosticsOutranksAWorkersCheckpointMo
   EXPECT_EQ(answer(Harness(), review_for(job)).warnings_of(kCheckpoint).size(), 1u);
 }
 
+TEST(WorkloadClasses, ALauncherThatRunsAsAWorkerIsJudgedAsAWriter) {
+  rapidjson::Document job = workload("mpijob");
+  EXPECT_EQ(answer(Harness(), review_for(job)).warnings_of(kCheckpoint).front().find("replica Launcher"),
+            std::string::npos);
+  auto& alloc = job.GetAllocator();
+  job["spec"].AddMember("runLauncherAsWorker", true, alloc);
+  const Answer a = answer(Harness(), review_for(job));
+  ASSERT_EQ(a.warnings_of(kCheckpoint).size(), 1u) << listing(a.warnings);
+  EXPECT_NE(a.warnings_of(kCheckpoint).front().find("replica Launcher, replica Worker"), std::string::npos)
+      << listing(a.warnings);
+}
+
 // The ValidatingWebhookConfiguration must route every kind of the default table to the
 // webhook, or its row is dead code in a real cluster.
 TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {

@@ -175,6 +175,11 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
   for (const auto& [name, value] : flag_values(facts.words)) {
     if (in_list(policy.training_hints.flags, name)) return "flag " + name;
   }
+  for (const auto& w : facts.words) {  // boolean flags (--do_train) carry no value
+    if (w.size() > 1 && w.front() == '-' && in_list(policy.training_hints.flags, normalized_flag(w))) {
+      return "flag " + normalized_flag(w);
+    }
+  }
   for (const auto& e : env) {
     if (in_list(policy.training_hints.flags, normalized_flag(e.name))) return "env " + e.name;
   }

@@ -202,9 +202,9 @@ const Policy& default_policy() {
     p.checkpoint_path_hints = {"checkpoint", "ckpt"};
     p.training_hints.launchers = {"torchrun", "deepspeed", "horovodrun", "torch.distributed.run",
                                   "torch.distributed.launch", "accelerate", "hyperpodrun", "llamafactory-cli",
-                                  "composer"};
+                                  "composer", "tune"};
     p.training_hints.flags = {"epochs", "num_epochs", "num_train_epochs", "max_epochs", "max_steps", "max_iters",
-                              "train_steps", "num_steps", "total_steps", "train_iters", "steps", "learning_rate",
+                              "train_steps", "num_steps", "total_steps", "train_iters", "steps", "learning_rate", "lr", "do_train",
                               "save_steps", "save_every_steps", "checkpoint_every", "checkpoint_period",
                               "checkpoint_freq", "gradient_accumulation_steps", "per_device_train_batch_size"};
     p.training_hints.scripts = {"*train*.py", "*train*.sh", "*.train", "*finetune*.py", "*finetune*.sh",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <set>
 
 namespace kubegap {
 namespace {
@@ -56,9 +57,14 @@ std::vector<std::vector<std::string>> split_script(std::string_view script) {
   return commands;
 }
 
+// kMaxWords: how much of a command line is read. Real command lines are far shorter; a
+// hostile pod with hundreds of thousands of args must not make a review slow.
+constexpr std::size_t kMaxWords = 4096;
+
 void add_command(CommandFacts& facts, const std::vector<std::string>& words) {
   bool program_seen = false;
   for (const auto& w : words) {
+    if (facts.words.size() >= kMaxWords) return;
     facts.words.push_back(w);
     if (program_seen || is_keyword(w) || is_assignment(w)) continue;
     program_seen = true;
@@ -66,10 +72,22 @@ void add_command(CommandFacts& facts, const std::vector<std::string>& words) {
   }
 }
 
-bool matches(const std::vector<std::string>& patterns, const std::string& text) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return wildcard_match(lower(p), text); });
-}
+// Patterns: a policy list lowered once per use, not once per word.
+class Patterns {
+ public:
+  explicit Patterns(const std::vector<std::string>& patterns) {
+    for (const auto& p : patterns) lowered_.push_back(lower(p));
+  }
+  bool match(const std::string& lowered_text) const {
+    return std::any_of(lowered_.begin(), lowered_.end(),
+                       [&](const std::string& p) { return wildcard_match(p, lowered_text); });
+  }
+
+ private:
+  std::vector<std::string> lowered_;
+};
+
+bool matches(const std::vector<std::string>& patterns, const std::string& text) { return Patterns(patterns).match(text); }
 
 // FlagValue: a flag name and its value, from `--name=value`, `name=value` or
 // `--name value`.
@@ -92,9 +110,18 @@ std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {
   return out;
 }
 
-bool in_list(const std::vector<std::string>& names, const std::string& normalized) {
-  return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return normalized_flag(n) == normalized; });
-}
+// NameSet: a policy list of flag names, normalized once per call rather than once per
+// word (a hostile pod may carry many thousands of args).
+class NameSet {
+ public:
+  explicit NameSet(const std::vector<std::string>& names) {
+    for (const auto& n : names) names_.insert(normalized_flag(n));
+  }
+  bool contains(const std::string& normalized) const { return names_.contains(normalized); }
+
+ private:
+  std::set<std::string, std::less<>> names_;
+};
 
 bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
   const std::string lowered = lower(text);
@@ -104,9 +131,10 @@ bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
 
 // word_hint: the first word (or its basename) that matches one of `patterns`.
 std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns) {
+  const Patterns lowered(patterns);
   for (const auto& w : facts.words) {
     const std::string l = lower(w);
-    if (matches(patterns, l) || matches(patterns, basename(l))) return basename(w);
+    if (lowered.match(l) || lowered.match(basename(l))) return basename(w);
   }
   return std::nullopt;
 }
@@ -172,16 +200,17 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy) {
   if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
+  const NameSet flags(policy.training_hints.flags);
   for (const auto& [name, value] : flag_values(facts.words)) {
-    if (in_list(policy.training_hints.flags, name)) return "flag " + name;
+    if (flags.contains(name)) return "flag " + name;
   }
   for (const auto& w : facts.words) {  // boolean flags (--do_train) carry no value
-    if (w.size() > 1 && w.front() == '-' && in_list(policy.training_hints.flags, normalized_flag(w))) {
+    if (w.size() > 1 && w.front() == '-' && flags.contains(normalized_flag(w))) {
       return "flag " + normalized_flag(w);
     }
   }
   for (const auto& e : env) {
-    if (in_list(policy.training_hints.flags, normalized_flag(e.name))) return "env " + e.name;
+    if (flags.contains(normalized_flag(e.name))) return "env " + e.name;
   }
   if (auto hint = word_hint(facts, policy.training_hints.scripts)) return "script " + *hint;
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is
@@ -214,8 +243,9 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
 
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
+  const NameSet storage_flags(policy.checkpoint_storage_flags);
   const auto destination = [&](const std::string& name, const std::string& value) -> std::optional<std::string> {
-    if (value.empty() || !in_list(policy.checkpoint_storage_flags, name)) return std::nullopt;
+    if (value.empty() || !storage_flags.contains(name)) return std::nullopt;
     if (has_scheme(value, policy)) return value;
     if (name.find("bucket") != std::string::npos) return "bucket " + value;
     return std::nullopt;

@@ -123,3 +123,18 @@ TEST(Evidence, HintsComeFromPolicy) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// A hostile pod with a huge command line is read only so far: reviews stay cheap.
+TEST(Evidence, OnlyTheFirstWordsOfAHugeCommandAreRead) {
+  std::vector<std::string> args(100000, "--flag=value");
+  args.push_back("--epochs=3");  // past the bound: not seen
+  const CommandFacts facts = command_facts({"python", "main.py"}, args);
+  EXPECT_EQ(facts.words.size(), 4096u);
+  EXPECT_FALSE(training_evidence(facts, {}, default_policy()));
+}
+
+}  // namespace
+}  // namespace kgtest

@@ -388,6 +388,14 @@ assert r["summary"]["findings"] == 9, r["summary"]  # the two zone-spread findin
 '
 expect 0 "zone-spread: \(audit only\) pinned to zone" "checkActions audit: text lists the finding as audit only" -- \
   --policy "$tmp/audit-zone.yaml" "$fx/manifests"
+run --output sarif --policy "$tmp/audit-zone.yaml" "$fx/manifests"
+py "checkActions audit: SARIF reports those findings at level note" '
+import json, sys
+results = json.load(open(sys.argv[1]))["runs"][0]["results"]
+zone = [x for x in results if x["ruleId"] == "zone-spread"]
+assert len(zone) == 2 and all(x["level"] == "note" for x in zone), zone
+assert all(x["level"] == "warning" for x in results if x["ruleId"] != "zone-spread" and not x.get("suppressions")), results
+'
 printf 'checkActions:\n  zone-spread: shout\n' >"$tmp/bad-action.yaml"
 expect 2 "bad-action.yaml:2: checkActions.zone-spread: expected warn or audit" "a bad check action is a policy error naming the line" -- \
   --policy "$tmp/bad-action.yaml" "$fx/manifests"

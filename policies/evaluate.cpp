@@ -103,13 +103,12 @@ std::vector<EnvVar> effective_env(const Container& c, const std::string& ns, con
 
 void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env, const std::string& image,
                  const Policy& policy, bool& all_diagnostic) {
-  if (out.training.empty()) {
-    if (auto why = training_evidence(facts, env, policy)) out.training = *why;
-  }
+  const auto trains = training_evidence(facts, env, policy);
+  if (trains && out.training.empty()) out.training = *trains;
   if (out.destination.empty()) {
     if (auto where = checkpoint_destination(facts, env, policy)) out.destination = *where;
   }
-  const auto diag = diagnostic_evidence(facts, image, env, policy);
+  const auto diag = diagnostic_evidence(facts, image, env, policy, trains.has_value());
   if (!diag) {
     all_diagnostic = false;
   } else if (out.diagnostic.empty()) {

@@ -223,14 +223,15 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
 }
 
 std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,
-                                               const std::vector<EnvVar>& env, const Policy& policy) {
+                                               const std::vector<EnvVar>& env, const Policy& policy,
+                                               std::optional<bool> trains) {
   if (!facts.has_command) {
     // The pause image holds a reservation and runs nothing.
     const std::string repo = basename(image.substr(0, image.find(':')));
     if (matches(policy.placeholder_commands, lower(repo))) return "placeholder image " + repo;
     return std::nullopt;
   }
-  if (training_evidence(facts, env, policy)) return std::nullopt;
+  if (trains ? *trains : training_evidence(facts, env, policy).has_value()) return std::nullopt;
   if (auto hint = word_hint(facts, policy.diagnostic_hints)) return "diagnostic " + *hint;
   if (facts.inline_code) return "inline python -c snippet";
   if (!facts.programs.empty() && std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {

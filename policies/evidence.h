@@ -50,9 +50,11 @@ bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
 
 // diagnostic_evidence: why the command only runs accelerator diagnostics, benchmarks or
 // placeholders ("diagnostic nvidia-smi", "placeholder sleep"), or nothing. Training
-// evidence in the same command wins.
+// evidence in the same command wins; a caller that has already looked passes `trains`
+// so the command is not read twice on the review path.
 std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,
-                                               const std::vector<EnvVar>& env, const Policy& policy);
+                                               const std::vector<EnvVar>& env, const Policy& policy,
+                                               std::optional<bool> trains = std::nullopt);
 
 // checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
 // or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt".

@@ -14,6 +14,7 @@
 
 #include "policies/checks.h"
 #include "policies/classifier.h"
+#include "policies/evidence.h"
 
 namespace kubegap {
 namespace {
@@ -51,20 +52,6 @@ class VolumeIndex {
  private:
   std::map<std::string_view, const Volume*> by_name_;
 };
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-bool looks_like_checkpoints(const std::string& path, const Policy& policy) {
-  const std::string lowered = lower(path);
-  return std::any_of(policy.checkpoint_path_hints.begin(), policy.checkpoint_path_hints.end(),
-                     [&](const std::string& hint) {
-                       return !hint.empty() && lowered.find(lower(hint)) != std::string::npos;
-                     });
-}
 
 std::string describe_source(const Volume* volume) {
   if (volume == nullptr) return "an undeclared volume";
@@ -146,7 +133,7 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   const TrainerMount* unknown = nullptr;
   bool checkpoint_path = false;
   for (const auto& m : mounts) {
-    if (!looks_like_checkpoints(m.mount->mount_path, ctx.policy)) continue;
+    if (!looks_like_checkpoint_path(m.mount->mount_path, ctx.policy)) continue;
     if (ctx.workload_class == WorkloadClass::kServing && staged_by_init(pod, m.mount->name)) continue;
     checkpoint_path = true;
     if (m.volume == nullptr) {

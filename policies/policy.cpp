@@ -84,9 +84,18 @@ std::vector<WorkloadKind> default_workload_kinds() {
         {prefix + "workerGroupSpecs[groupName].template", "workerGroup {}",
          {{"ray.io/node-type", "worker"}, {"ray.io/group", "{}"}}}};
   };
-  const auto ray = [&](std::string kind, WorkloadClass c, const std::string& prefix, Labels labels) {
-    return WorkloadKind{"ray.io", std::move(kind), c, create_update, ray_groups(prefix), Paths{}, Paths{},
-                        std::move(labels)};
+  // A coordinator part: it runs the job (mpirun) rather than writing checkpoints.
+  const auto coordinated = [](WorkloadKind row, std::string part, std::string writer_when = "") {
+    row.roles = {{std::move(part), std::move(writer_when)}};
+    return row;
+  };
+  // entrypoint: where a KubeRay job keeps the command it runs (evidence for every part).
+  const auto ray = [&](std::string kind, WorkloadClass c, const std::string& prefix, Labels labels,
+                       Paths entrypoints = {}) {
+    WorkloadKind row{"ray.io", std::move(kind), c, create_update, ray_groups(prefix), Paths{}, Paths{},
+                     std::move(labels)};
+    row.entrypoints = std::move(entrypoints);
+    return row;
   };
   // A JobSet spec at `prefix`: its replicated jobs' pod templates and its shared PVCs
   // (volumeClaimPolicies, mounted by volumeMount name: jobset pkg/controllers, addVolumes).
@@ -103,7 +112,7 @@ std::vector<WorkloadKind> default_workload_kinds() {
                         {{prefix + "tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
                         Paths{}, Paths{prefix + "volumes[]"}, std::move(labels)};
   };
-  std::vector<WorkloadKind> rows = {
+  return {
       {"", "Pod", kAuto, {"CREATE"}, {{"", "", {}}}},
       {"batch", "Job", kAuto, create_update, {{"spec.template", "", {}}}, Paths{}, Paths{},
        {{"batch.kubernetes.io/job-name", "{name}"}, {"job-name", "{name}"}}},
@@ -120,8 +129,9 @@ std::vector<WorkloadKind> default_workload_kinds() {
       jobset("jobset.x-k8s.io", "JobSet", "spec.", {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
       // Kubeflow Trainer v2 runtimes: spec.template is a JobSet template the TrainJobs that
       // reference the runtime are built from (trainer pkg/apis/trainer/v1alpha1).
-      jobset("trainer.kubeflow.org", "TrainingRuntime", "spec.template.spec.", {}),
-      jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {}),
+      // Trainer's MPI runtimes name their launcher job "launcher".
+      coordinated(jobset("trainer.kubeflow.org", "TrainingRuntime", "spec.template.spec.", {}), "launcher"),
+      coordinated(jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {}), "launcher"),
       kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
       kubeflow("TFJob", "tfReplicaSpecs"),
       kubeflow("XGBoostJob", "xgbReplicaSpecs"),
@@ -136,14 +146,16 @@ std::vector<WorkloadKind> default_workload_kinds() {
       replica_map("training.kubedl.io", "XDLJob", "xdlReplicaSpecs"),
       replica_map("training.kubedl.io", "MarsJob", "marsReplicaSpecs"),
       replica_map("training.kubedl.io", "ElasticDLJob", "elasticdlReplicaSpecs"),
-      replica_map("training.kubedl.io", "MPIJob", "mpiReplicaSpecs"),
+      coordinated(replica_map("training.kubedl.io", "MPIJob", "mpiReplicaSpecs"), "Launcher"),
       // Elastic PyTorch: TorchElastic's controller (deprecated) and DLRover.
       replica_map("elastic.pytorch.org", "ElasticJob", "replicaSpecs"),
       replica_map("elastic.iml.github.io", "ElasticJob", "replicaSpecs"),
       // mpi-operator v2beta1 labels its pods with the job name and the role.
-      {"kubeflow.org", "MPIJob", kTraining, create_update,
-       {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}}, Paths{}, Paths{},
-       {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},
+      // The Launcher runs mpirun and the Workers train, unless the Launcher is a worker too.
+      coordinated({"kubeflow.org", "MPIJob", kTraining, create_update,
+                   {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}}, Paths{}, Paths{},
+                   {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},
+                  "Launcher", "spec.runLauncherAsWorker"),
       // SageMaker HyperPod: an array of named replica specs (sagemaker-hyperpod-cli,
       // hyperpod_pytorch_job_unified_config.py).
       {"sagemaker.amazonaws.com", "HyperPodPyTorchJob", kTraining, create_update,
@@ -151,8 +163,8 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // A RayJob's cluster gets a generated name, so only the node labels are known.
       // RayJobs run whatever their entrypoint says (batch inference as often as training):
       // auto, decided by the entrypoint and the pods' commands.
-      ray("RayJob", kAuto, "spec.rayClusterSpec.", {}),
-      ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}),
+      ray("RayJob", kAuto, "spec.rayClusterSpec.", {}, {"spec.entrypoint"}),
+      ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}, {"spec.jobTemplate.entrypoint"}),
       ray("RayCluster", kTraining, "spec.", {{"ray.io/cluster", "{name}"}}),
       // RayService: Ray Serve applications, i.e. model serving.
       ray("RayService", kServing, "spec.rayClusterConfig.", {}),
@@ -166,16 +178,6 @@ std::vector<WorkloadKind> default_workload_kinds() {
        Paths{"spec.leaderWorkerTemplate.volumeClaimTemplates[]"}, Paths{},
        {{"leaderworkerset.sigs.k8s.io/name", "{name}"}}},
   };
-  for (auto& row : rows) {
-    // mpi-operator: the Launcher runs mpirun, the Workers train (unless the Launcher is
-    // also a worker); Trainer's MPI runtimes name their launcher job "launcher".
-    if (row.kind == "MPIJob") row.roles = {{"Launcher", row.group == "kubeflow.org" ? "spec.runLauncherAsWorker" : ""}};
-    if (row.group == "trainer.kubeflow.org") row.roles = {{"launcher", ""}};
-    // KubeRay: the entrypoint is what the job runs.
-    if (row.kind == "RayJob") row.entrypoints = {"spec.entrypoint"};
-    if (row.kind == "RayCronJob") row.entrypoints = {"spec.jobTemplate.entrypoint"};
-  }
-  return rows;
 }
 
 const Policy& default_policy() {

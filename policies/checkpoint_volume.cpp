@@ -1,6 +1,7 @@
 // CheckpointVolumeCheck: the checkpoints a training pod writes must outlive the pod, or
-// a pod restarted on another node starts without them (cases acme-llm-pretraining-2023,
-// llama3-pretraining-2024, opt-175b-logbook-2021, bloom-176b-training-2022).
+// its replacement starts without them (cases bloom-176b-training-2022,
+// opt-175b-logbook-2021, llama3-pretraining-2024, acme-llm-pretraining-2023: restarts
+// are frequent and each one resumes from the last checkpoint).
 //
 // Judged on the mounts that can hold checkpoints: writable mounts of the containers that
 // train (those requesting an accelerator; all main containers when none does, as in CPU
@@ -62,12 +63,17 @@ std::string describe_source(const Volume* volume) {
   return volume->source + " \"" + volume->name + "\"";
 }
 
-std::string_view why_lost(const Volume* volume) {
-  if (volume == nullptr) return "not durable";
-  if (volume->source == "emptyDir") return "deleted when the pod leaves its node";
-  if (volume->source == "hostPath") return "left behind on one node";
-  if (volume->source == "ephemeral") return "deleted with the pod";
-  return "not durable";
+// what_happens: what becomes of checkpoints on a volume that is not durable, said
+// exactly: an emptyDir (or generic ephemeral volume) survives container restarts but is
+// deleted with the pod; a hostPath stays behind on its node.
+std::string_view what_happens(const Volume* volume) {
+  if (volume != nullptr && (volume->source == "emptyDir" || volume->source == "ephemeral")) {
+    return "a replacement pod starts with none of them";  // deleted with the pod
+  }
+  if (volume != nullptr && volume->source == "hostPath") {
+    return "a pod rescheduled to another node starts with none of them";
+  }
+  return "not known to be durable, a replacement pod may start with none of them";
 }
 
 // TrainerMount: one writable mount of a training container, with its volume (nullptr
@@ -108,9 +114,8 @@ bool staged_by_init(const PodSpecView& pod, const std::string& volume_name) {
 }
 
 Gap undeclared(const TrainerMount& m) {
-  return Gap{Outcome::kNotEvaluated, "",
-             "volume \"" + m.mount->name + "\" mounted at " + m.mount->mount_path + " by container " +
-                 m.container->name + " is not declared"};
+  return not_evaluated("volume \"" + m.mount->name + "\" mounted at " + m.mount->mount_path + " by container " +
+                 m.container->name + " is not declared");
 }
 
 }  // namespace
@@ -119,12 +124,11 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   // An auto-class pod with no sign of training (a smoke test, a download, a server in a
   // Job) is not judged: a warning there would teach people to ignore the others.
   if (ctx.workload_class == WorkloadClass::kAuto) {
-    return Gap{Outcome::kNotEvaluated, "",
-               std::string("no sign that this pod trains (label it ") + kTrainingJobAnnotation +
-                   ": \"true\" to check it)"};
+    return not_evaluated(std::string("no sign that this pod trains (label it ") + kTrainingJobAnnotation +
+                   ": \"true\" to check it)");
   }
   if (!ctx.checkpoint_destination.empty()) {
-    return Gap{Outcome::kNote, "", "checkpoints go to " + std::string(ctx.checkpoint_destination)};
+    return note("checkpoints go to " + std::string(ctx.checkpoint_destination));
   }
   const VolumeIndex volumes(pod);
   const std::vector<TrainerMount> mounts = trainer_mounts(pod, volumes, ctx.policy);
@@ -145,10 +149,11 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
     // The warning leaves out the container so the same gap in several parts is one
     // warning; the annotation names it.
     return Gap{Outcome::kFinding,
-               "checkpoints at " + m.mount->mount_path + " are on " + where + ", " +
-                   std::string(why_lost(m.volume)) + ": a pod restarted elsewhere starts without them",
+               "checkpoints at " + m.mount->mount_path + " are on " + where + ": " +
+                   std::string(what_happens(m.volume)),
                "checkpoint path " + m.mount->mount_path + " of container " + m.container->name + " is on " +
-                   where + ", not durable"};
+                   where + ", not durable",
+               "mount a PersistentVolumeClaim (or durable CSI volume) at " + m.mount->mount_path};
   }
   if (unknown != nullptr) return undeclared(*unknown);
   if (checkpoint_path) return std::nullopt;
@@ -162,9 +167,9 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
     if (m.volume == nullptr) return undeclared(m);
   }
   return Gap{Outcome::kFinding,
-             "no writable durable volume (PVC, network or durable CSI) is mounted: checkpoints saved in "
-             "the pod are lost when it is rescheduled",
-             "no writable durable volume mounted by the training containers"};
+             "no writable durable volume is mounted: checkpoints saved in the pod are lost when it is replaced",
+             "no writable durable volume mounted by the training containers",
+             "mount a PersistentVolumeClaim where the job saves checkpoints, or save them to object storage"};
 }
 
 }  // namespace kubegap

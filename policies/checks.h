@@ -47,14 +47,23 @@ struct Gap {
   Outcome outcome = Outcome::kFinding;
   std::string message;  // warning body: what, where, what it costs
   std::string reason;   // short text for the audit annotation
+  std::string remedy;   // what to add or change in the manifest (findings only)
 };
+
+// not_evaluated / note: the check could not judge (why), or passed with something the
+// audit trail should keep (what).
+inline Gap not_evaluated(std::string why) { return Gap{Outcome::kNotEvaluated, "", std::move(why), ""}; }
+inline Gap note(std::string what) { return Gap{Outcome::kNote, "", std::move(what), ""}; }
 
 using CheckFn = std::function<std::optional<Gap>(const PodSpecView&, const CheckContext&)>;
 
 struct CheckDefinition {
   std::string_view id;
   std::string_view summary;
-  std::vector<std::string> cases;  // case ids, most telling first
+  // The fix in general terms, for reports that cover many findings (a SARIF rule's
+  // help, a summary of folded parts); each Gap carries its own, more specific remedy.
+  std::string_view remedy;
+  std::vector<std::string> cases;  // case ids; the first is printed in warnings, so the strongest
   CheckFn run;
 };
 
@@ -65,7 +74,7 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
 std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckContext& ctx);
 // ZoneSpreadCheck: the pod can only ever run in one zone.
 std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext& ctx);
-// GpuHealthTolerationsCheck: the pod stays bound to a failed node or GPU.
+// GpuHealthTolerationsCheck: an accelerator pod can land on, or stay on, a failed node or GPU.
 std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const CheckContext& ctx);
 
 // check_registry: every check, in the order findings are reported.

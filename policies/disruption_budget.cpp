@@ -1,6 +1,8 @@
-// DisruptionBudgetCheck: without a PodDisruptionBudget, drains, upgrades and autoscaler
-// scale-downs evict ranks at will (cases training-evictions-without-pdb,
-// osm-amsterdam-power-2022).
+// DisruptionBudgetCheck: without a PodDisruptionBudget, node drains, upgrades and
+// autoscaler scale-downs may evict any rank, and one lost rank can fail the whole job
+// (cases kubetorch-evictions-2025, training-evictions-without-pdb,
+// llama3-pretraining-2024). A budget guards only the Eviction API: it does nothing
+// against node crashes or hardware faults, which the other checks are about.
 #include <algorithm>
 
 #include "policies/checks.h"
@@ -11,18 +13,21 @@ namespace kubegap {
 std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckContext& ctx) {
   // Never guess: without the cluster's budgets the check cannot know.
   if (ctx.cluster == nullptr) {
-    return Gap{Outcome::kNotEvaluated, "", std::string(ctx.cluster_unavailable)};
+    return not_evaluated(std::string(ctx.cluster_unavailable));
   }
   const auto& budgets = ctx.cluster->budgets_in(ctx.object.namespace_name);
   const bool protected_by_budget =
       std::any_of(budgets.begin(), budgets.end(),
                   [&](const DisruptionBudget& b) { return selects(b.selector, pod.labels); });
   if (protected_by_budget) return std::nullopt;
+  // For pods of an operator or bare pods the API accepts only an integer minAvailable
+  // (kubernetes.io, "Specifying a Disruption Budget for your Application"), so the
+  // remedy names exactly that.
   return Gap{Outcome::kFinding,
-             "no PodDisruptionBudget selects these pods: a node drain or scale-down can evict "
-             "ranks at any time and restart the job",
-             "no PodDisruptionBudget in namespace " + ctx.object.namespace_name +
-                 " selects the pod's labels"};
+             "no PodDisruptionBudget selects these pods: a drain or scale-down may evict one and fail the "
+             "whole job",
+             "no PodDisruptionBudget in namespace " + ctx.object.namespace_name + " selects the pod's labels",
+             "add a PDB selecting all its pods with integer minAvailable = their count"};
 }
 
 }  // namespace kubegap

@@ -56,7 +56,7 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results,
     });
     if (same == out.end()) {
       out.push_back(Finding{std::string(check.id), result.gap.outcome, std::move(result.gap.message),
-                            std::move(result.gap.reason), check.cases, {}});
+                            std::move(result.gap.reason), check.cases, {}, false, std::move(result.gap.remedy)});
       same = out.end() - 1;
     }
     if (!result.pod->part.empty()) same->parts.push_back(result.pod->part);
@@ -70,7 +70,7 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results,
   out.resize(first);
   if (gaps.size() > kMaxWarningsPerCheck) {
     Finding summary{std::string(check.id), Outcome::kFinding, std::string(check.summary),
-                    "", check.cases, {}};
+                    "", check.cases, {}, false, std::string(check.remedy)};
     for (auto it = gaps.begin() + kMaxWarningsPerCheck - 1; it != gaps.end(); ++it) {
       summary.parts.insert(summary.parts.end(), it->parts.begin(), it->parts.end());
       summary.reason += (summary.reason.empty() ? "" : "; ") + it->reason;

@@ -22,6 +22,9 @@ struct Finding {
   std::vector<std::string> parts;  // workload parts affected (empty for a Pod)
   // The policy's action for the check is `audit`: an audit annotation, no warning.
   bool audit_only = false;
+  // One line saying what to add or change in the manifest to close the gap (findings
+  // only; empty otherwise).
+  std::string remedy;
 };
 
 // warns: a finding that becomes a warning (a gap, reported with the `warn` action).

@@ -106,16 +106,30 @@ std::string truncate_runes(std::string_view text, std::size_t max_runes) {
   return std::string(text.substr(0, end)) + std::string(kEllipsis.substr(0, max_runes - keep));
 }
 
+std::string truncate_bytes(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  constexpr std::string_view kEllipsis = "...";
+  if (max_bytes <= kEllipsis.size()) return std::string(kEllipsis.substr(0, max_bytes));
+  std::size_t end = max_bytes - kEllipsis.size();
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // a rune's start
+  return std::string(text.substr(0, end)) + std::string(kEllipsis);
+}
+
 std::string format_warning(const Finding& finding) {
   const std::string prefix = "kubegap/" + finding.check + ": ";
   const std::string suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
   std::string body = finding.message;
   if (!finding.parts.empty()) body = describe_parts(finding.parts) + ": " + body;
+  // The prefix and suffix are check and case ids from our own tables; the body and the
+  // remedy can carry what a user wrote (paths, names, taint keys), so they are sanitized.
+  body = sanitize_text(body);
   const std::size_t fixed = rune_count(prefix) + rune_count(suffix);
+  if (!finding.remedy.empty()) {
+    const std::string fix = "; fix: " + sanitize_text(finding.remedy);
+    if (fixed + rune_count(body) + rune_count(fix) <= kMaxWarningRunes) return prefix + body + fix + suffix;
+  }
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
-  // The prefix and suffix are check and case ids from our own tables; only the body can
-  // carry what a user wrote (paths, names), so only it needs sanitizing.
-  return prefix + truncate_runes(sanitize_text(body), room) + suffix;
+  return prefix + truncate_runes(body, room) + suffix;
 }
 
 std::string format_annotation(const Finding& finding) {
@@ -124,6 +138,7 @@ std::string format_annotation(const Finding& finding) {
     case Outcome::kFinding:
       value = finding.reason;
       if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
+      if (!finding.remedy.empty()) value += "; fix: " + finding.remedy;
       value += "; cases: " + join(finding.cases, ", ");
       break;
     case Outcome::kExempt:
@@ -138,7 +153,7 @@ std::string format_annotation(const Finding& finding) {
       if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
       break;
   }
-  return truncate_runes(sanitize_text(value), kMaxAnnotationValueBytes / 4);
+  return truncate_bytes(sanitize_text(value), kMaxAnnotationValueBytes);
 }
 
 std::string format_annotation(std::span<const Finding> same_check) {
@@ -146,7 +161,7 @@ std::string format_annotation(std::span<const Finding> same_check) {
   for (const auto& finding : same_check) {
     value += (value.empty() ? "" : " | ") + format_annotation(finding);
   }
-  return truncate_runes(value, kMaxAnnotationValueBytes / 4);
+  return truncate_bytes(value, kMaxAnnotationValueBytes);
 }
 
 }  // namespace kubegap

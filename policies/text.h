@@ -24,12 +24,23 @@ std::string sanitize_text(std::string_view text);
 std::string truncate_runes(std::string_view text, std::size_t max_runes);
 std::size_t rune_count(std::string_view text);
 
-// format_warning: "kubegap/<check>: <message> (case <id>)", sanitized, <= 256 runes; the
-// case citation is kept whole, the message is shortened if needed.
+// kTargetWarningRunes: what a warning's statement (without the fix) aims at, so it reads
+// on one terminal line; the hard limit is kMaxWarningRunes.
+inline constexpr std::size_t kTargetWarningRunes = 160;
+
+// truncate_bytes: at most `max_bytes` bytes, ending with "..." when cut; never splits a
+// UTF-8 sequence.
+std::string truncate_bytes(std::string_view text, std::size_t max_bytes);
+
+// format_warning: "kubegap/<check>: <message>; fix: <remedy> (case <id>)", sanitized,
+// <= 256 runes. The case citation is kept whole; the fix is left out when it does not
+// fit whole (the audit annotation and `check` always carry it), and only then is the
+// message shortened.
 std::string format_warning(const Finding& finding);
 
-// format_annotation: the audit annotation value: "<reason>; cases: a, b" for a finding,
-// "exempt: <reason>" or "not evaluated: <reason>" otherwise.
+// format_annotation: the audit annotation value: "<reason>; fix: <remedy>; cases: a, b"
+// for a finding, "exempt: <reason>" or "not evaluated: <reason>" otherwise; at most
+// kMaxAnnotationValueBytes bytes.
 std::string format_annotation(const Finding& finding);
 
 // format_annotation (several): the findings of one check (parts that fail it in

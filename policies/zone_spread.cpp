@@ -1,6 +1,6 @@
 // ZoneSpreadCheck: a job that can only run in one zone cannot restart elsewhere when that
-// zone loses power or cooling (cases osm-amsterdam-power-2022,
-// gcp-europe-west9-water-2023, aws-sydney-power-2016). It does not ask for multi-zone
+// zone loses power or cooling (cases aws-sydney-power-2016, gcp-europe-west9-water-2023,
+// osm-amsterdam-power-2022). It does not ask for multi-zone
 // gangs; it asks that a restart is not forbidden from leaving the zone.
 #include <algorithm>
 #include <array>
@@ -116,9 +116,9 @@ std::size_t cluster_zone_count(const ClusterSnapshot& cluster) {
 
 constexpr std::string_view kCost = ": if that zone fails the job cannot restart in another zone";
 
-Gap pinned(const std::string& zone, const std::string& how, const std::string& detail = "") {
+Gap pinned(const std::string& zone, const std::string& how, const std::string& detail, std::string remedy) {
   return Gap{Outcome::kFinding, "pinned to zone \"" + zone + "\" by " + how + std::string(kCost),
-             "pinned to zone " + zone + " by " + how + detail};
+             "pinned to zone " + zone + " by " + how + detail, std::move(remedy)};
 }
 
 }  // namespace
@@ -131,14 +131,18 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
     return Gap{Outcome::kFinding,
                "bound to node \"" + pod.node_name + "\"" + where +
                    " by nodeName: if that node or zone fails the pod cannot run elsewhere",
-               "bound to node " + pod.node_name + " by nodeName"};
+               "bound to node " + pod.node_name + " by nodeName",
+               "replace nodeName with a nodeSelector or affinity that more than one zone satisfies"};
   }
   for (const auto key : kZoneKeys) {
     const auto it = pod.node_selector.find(key);
-    if (it != pod.node_selector.end()) return pinned(it->second, "nodeSelector", " " + it->first);
+    if (it != pod.node_selector.end()) {
+      return pinned(it->second, "nodeSelector", " " + it->first,
+                    "allow several zones (node affinity In) instead of the zone nodeSelector");
+    }
   }
   if (const auto zone = single_zone_of_affinity(pod.required_node_terms)) {
-    return pinned(*zone, "required node affinity");
+    return pinned(*zone, "required node affinity", "", "list more than one zone in the required node affinity");
   }
   // With the cluster's nodes: a selector on, say, a GPU pool that exists in one zone pins
   // the pod as surely as a zone label. Only when the cluster has other zones to offer.
@@ -153,7 +157,8 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
                      std::to_string(admitted.nodes) + ") is in zone \"" + zone + "\"" +
                      std::string(kCost),
                  "the " + std::to_string(admitted.nodes) +
-                     " nodes its required selectors admit are all in zone " + zone};
+                     " nodes its required selectors admit are all in zone " + zone,
+                 "add nodes its selectors admit in another zone, or widen the selectors"};
     }
   }
   return std::nullopt;

@@ -7,6 +7,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <yaml-cpp/yaml.h>
 
+#include "policies/checks.h"
 #include "webhook/yaml_json.h"
 
 namespace kubegap {
@@ -35,7 +36,10 @@ class CaseParser {
                                figure["secondary"] && figure["secondary"].as<bool>()});
     }
     for (const auto& lesson : list(root, "lessons")) c.lessons.push_back(lesson.as<std::string>());
-    for (const auto& check : list(root, "checks")) c.checks.push_back(check.as<std::string>());
+    for (const auto& check : list(root, "checks")) {
+      if (!check.IsMap()) fail(check, "checks", "each entry needs `id` (a check) and `why` (one line)");
+      c.checks.push_back({text(check, "id"), text(check, "why")});
+    }
     for (const auto& source : list(root, "sources")) {
       c.sources.push_back({text(source, "url"), text(source, "title")});
     }
@@ -61,9 +65,80 @@ class CaseParser {
 };
 
 template <typename Writer>
-void write_pair(Writer& w, const char* key, const std::string& value) {
+void write_pair(Writer& w, const char* key, std::string_view value) {
   w.Key(key);
-  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+template <typename Writer>
+void write_case(Writer& w, const Case& c) {
+  w.StartObject();
+  write_pair(w, "id", c.id);
+  write_pair(w, "title", c.title);
+  write_pair(w, "date", c.date);
+  write_pair(w, "organisation", c.organisation);
+  write_pair(w, "summary", c.summary);
+  w.Key("key_figures");
+  w.StartArray();
+  for (const auto& f : c.key_figures) {
+    w.StartObject();
+    write_pair(w, "text", f.text);
+    write_pair(w, "source", f.source);
+    w.Key("secondary");
+    w.Bool(f.secondary);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("lessons");
+  w.StartArray();
+  for (const auto& lesson : c.lessons) w.String(lesson.c_str(), static_cast<rapidjson::SizeType>(lesson.size()));
+  w.EndArray();
+  w.Key("checks");
+  w.StartArray();
+  for (const auto& check : c.checks) {
+    w.StartObject();
+    write_pair(w, "id", check.id);
+    write_pair(w, "why", check.why);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("sources");
+  w.StartArray();
+  for (const auto& s : c.sources) {
+    w.StartObject();
+    write_pair(w, "url", s.url);
+    write_pair(w, "title", s.title);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+std::string to_string(const rapidjson::StringBuffer& buffer) {
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+// wrap: `text` in lines of at most `width` columns, the first starting with `indent`,
+// the others with `hanging`.
+std::string wrap(std::string_view text, std::size_t width, const std::string& first_indent,
+                 const std::string& hanging) {
+  std::string indent = first_indent;
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!line.empty() && indent.size() + line.size() + 1 + word.size() > width) {
+      out += indent + line + "\n";
+      line.clear();
+      indent = hanging;
+    }
+    if (!word.empty()) line += (line.empty() ? "" : " ") + std::string(word);
+    start = end + 1;
+  }
+  if (!line.empty()) out += indent + line + "\n";
+  return out;
 }
 
 }  // namespace
@@ -90,59 +165,88 @@ const CaseLibrary& case_library() {
   return kLibrary;
 }
 
-std::string cases_as_json(const CaseLibrary& library) {
+const CaseCheck* Case::backs(std::string_view check) const {
+  const auto it = std::find_if(checks.begin(), checks.end(), [&](const CaseCheck& c) { return c.id == check; });
+  return it == checks.end() ? nullptr : &*it;
+}
+
+std::string cases_by_check_text(const CaseLibrary& library, std::string_view check_id) {
+  std::string out;
+  for (const auto& check : check_registry()) {
+    if (!check_id.empty() && check.id != check_id) continue;
+    if (!out.empty()) out += "\n";
+    out += std::string(check.id) + ": " + std::string(check.summary) + "\n";
+    out += wrap("fix: " + std::string(check.remedy), 90, "  ", "       ");
+    for (const auto& id : check.cases) {
+      const Case* c = library.find(id);
+      const CaseCheck* backs = c != nullptr ? c->backs(check.id) : nullptr;
+      out += "  " + id + "\n";
+      out += wrap(backs != nullptr ? backs->why : "(not in the case library)", 90, "      ", "      ");
+    }
+  }
+  return out;
+}
+
+std::string case_as_text(const Case& c) {
+  std::string out = c.id + "  (" + c.date + ", " + c.organisation + ")\n" + c.title + "\n\n";
+  out += wrap(c.summary, 90, "", "");
+  out += "\nWhat the sources say:\n";
+  for (const auto& f : c.key_figures) {
+    out += wrap("- " + f.text + (f.secondary ? " [secondary]" : ""), 90, "  ", "    ");
+    out += "    source: " + f.source + "\n";
+  }
+  out += "\nOur reading:\n";
+  for (const auto& lesson : c.lessons) out += wrap("- " + lesson, 90, "  ", "    ");
+  out += "\nBacks:\n";
+  for (const auto& check : c.checks) out += wrap("- " + check.id + ": " + check.why, 90, "  ", "    ");
+  out += "\nSources:\n";
+  for (const auto& s : c.sources) out += "  " + s.url + "\n    " + s.title + "\n";
+  return out;
+}
+
+std::string cases_as_json(const CaseLibrary& library, std::string_view check_id) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("checks");
   w.StartArray();
-  for (const auto& c : library.cases()) {
+  std::set<std::string> cited;
+  for (const auto& check : check_registry()) {
+    if (!check_id.empty() && check.id != check_id) continue;
+    cited.insert(check.cases.begin(), check.cases.end());
     w.StartObject();
-    write_pair(w, "id", c.id);
-    write_pair(w, "title", c.title);
-    write_pair(w, "date", c.date);
-    write_pair(w, "organisation", c.organisation);
-    write_pair(w, "summary", c.summary);
-    w.Key("key_figures");
+    write_pair(w, "id", check.id);
+    write_pair(w, "summary", check.summary);
+    write_pair(w, "remedy", check.remedy);
+    w.Key("cases");
     w.StartArray();
-    for (const auto& f : c.key_figures) {
+    for (const auto& id : check.cases) {
+      const Case* c = library.find(id);
+      const CaseCheck* backs = c != nullptr ? c->backs(check.id) : nullptr;
       w.StartObject();
-      write_pair(w, "text", f.text);
-      write_pair(w, "source", f.source);
-      w.Key("secondary");
-      w.Bool(f.secondary);
-      w.EndObject();
-    }
-    w.EndArray();
-    for (const auto& [key, items] : {std::pair{"lessons", &c.lessons}, std::pair{"checks", &c.checks}}) {
-      w.Key(key);
-      w.StartArray();
-      for (const auto& item : *items) w.String(item.c_str(), static_cast<rapidjson::SizeType>(item.size()));
-      w.EndArray();
-    }
-    w.Key("sources");
-    w.StartArray();
-    for (const auto& s : c.sources) {
-      w.StartObject();
-      write_pair(w, "url", s.url);
-      write_pair(w, "title", s.title);
+      write_pair(w, "id", id);
+      write_pair(w, "why", backs != nullptr ? backs->why : "");
       w.EndObject();
     }
     w.EndArray();
     w.EndObject();
   }
   w.EndArray();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  w.Key("cases");
+  w.StartArray();
+  for (const auto& c : library.cases()) {
+    if (check_id.empty() || cited.contains(c.id)) write_case(w, c);
+  }
+  w.EndArray();
+  w.EndObject();
+  return to_string(buffer);
 }
 
-std::string cases_as_text(const CaseLibrary& library) {
-  std::string out;
-  for (const auto& c : library.cases()) {
-    out += c.id + "  (" + c.date + ", " + c.organisation + ")\n  " + c.title + "\n  checks:";
-    for (const auto& check : c.checks) out += " " + check;
-    out += "\n";
-    for (const auto& s : c.sources) out += "  source: " + s.url + "\n";
-    out += "\n";
-  }
-  return out;
+std::string case_as_json(const Case& c) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  write_case(w, c);
+  return to_string(buffer);
 }
 
 }  // namespace kubegap

@@ -28,6 +28,15 @@ struct CaseSource {
   std::string title;
 };
 
+// CaseCheck: a check the case backs, and in one line why (what in the source bears on it).
+struct CaseCheck {
+  std::string id;
+  std::string why;
+};
+
+// Case: what the sources say (`summary`, `key_figures`, each figure with its own source
+// URL and `secondary` when only press or quotes back it) kept apart from our reading of
+// it (`lessons`, `checks`).
 struct Case {
   std::string id;
   std::string title;
@@ -36,8 +45,11 @@ struct Case {
   std::string summary;
   std::vector<KeyFigure> key_figures;
   std::vector<std::string> lessons;
-  std::vector<std::string> checks;
+  std::vector<CaseCheck> checks;
   std::vector<CaseSource> sources;
+
+  // backs: the case names `check` in its `checks`; nullptr otherwise, else the entry.
+  const CaseCheck* backs(std::string_view check) const;
 };
 
 class CaseLibrary {
@@ -56,8 +68,14 @@ Case parse_case(std::string_view yaml_text, const std::string& source);
 // case_library: the compiled-in library, parsed on first use.
 const CaseLibrary& case_library();
 
-// cases_as_json / cases_as_text: the `cases` command's output.
-std::string cases_as_json(const CaseLibrary& library);
-std::string cases_as_text(const CaseLibrary& library);
+// The `cases` command's output. By check: each check (or only `check_id`), its fix, and
+// the cases it cites in the order it cites them (the first is printed in warnings), each
+// with the one-line reason it backs the check. One case: everything in its file.
+std::string cases_by_check_text(const CaseLibrary& library, std::string_view check_id = {});
+std::string case_as_text(const Case& c);
+// JSON: {"checks": [{id, summary, remedy, cases: [{id, why}]}], "cases": [<case>...]};
+// with `check_id`, that check and the cases it cites.
+std::string cases_as_json(const CaseLibrary& library, std::string_view check_id = {});
+std::string case_as_json(const Case& c);
 
 }  // namespace kubegap

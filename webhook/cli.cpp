@@ -44,7 +44,7 @@ single-zone pins and GPU health tolerations, citing public incident cases.
 Usage:
   kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]   serve the webhook
   kubegap-webhook check [flags] PATH...                           check manifests offline
-  kubegap-webhook cases [--output text|json]                      list the case library
+  kubegap-webhook cases [ID] [--output text|json]                 the cases behind each check
   kubegap-webhook version                                         print the version
 
 Run 'kubegap-webhook COMMAND --help' for a command's flags.
@@ -104,9 +104,12 @@ Exit codes: 0 no findings (or findings without --fail-on-findings), 1 findings w
 --fail-on-findings, 2 usage or input errors (after the report; input errors win over 1).
 )";
 
-constexpr const char* kCasesHelp = R"(Usage: kubegap-webhook cases [--output text|json]
+constexpr const char* kCasesHelp = R"(Usage: kubegap-webhook cases [ID] [--output text|json]
 
-Lists the public incident cases that the checks cite.
+Without ID: for each check, its fix and the public incident cases it cites, in the
+order it cites them (a warning prints the first), each with the one-line reason it
+backs the check. With a case id: that case in full (what its sources say, each figure
+with its URL, kept apart from our reading of it). With a check id: that check only.
 )";
 
 struct UsageError {
@@ -387,7 +390,14 @@ int check(const std::vector<std::string>& args) {
 }
 
 int cases(const std::vector<std::string>& args) {
-  const FlagParser flags(args, {"output"});
+  // `cases [ID]`: an optional case or check id before the flags.
+  std::string id;
+  std::vector<std::string> rest = args;
+  if (!rest.empty() && rest.front().rfind("-", 0) != 0) {
+    id = rest.front();
+    rest.erase(rest.begin());
+  }
+  const FlagParser flags(rest, {"output"});
   if (flags.help()) {
     std::cout << kCasesHelp;
     return kExitOk;
@@ -396,7 +406,19 @@ int cases(const std::vector<std::string>& args) {
   if (output != "text" && output != "json") {
     throw UsageError{"flag --output: expected text or json, got \"" + output + "\""};
   }
-  std::cout << (output == "json" ? cases_as_json(case_library()) : cases_as_text(case_library()));
+  const CaseLibrary& library = case_library();
+  if (id.empty()) {
+    std::cout << (output == "json" ? cases_as_json(library) : cases_by_check_text(library));
+  } else if (const Case* found = library.find(id)) {
+    std::cout << (output == "json" ? case_as_json(*found) : case_as_text(*found));
+  } else if (find_check(id) != nullptr) {
+    std::cout << (output == "json" ? cases_as_json(library, id) : cases_by_check_text(library, id));
+  } else {
+    std::string known;
+    for (const auto& check : check_registry()) known += (known.empty() ? "" : ", ") + std::string(check.id);
+    for (const auto& c : library.cases()) known += ", " + c.id;
+    throw UsageError{"no case or check \"" + id + "\" (known: " + known + ")"};
+  }
   return kExitOk;
 }
 

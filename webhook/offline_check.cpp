@@ -166,6 +166,12 @@ const char* outcome_name(Outcome outcome) {
   return "finding";
 }
 
+// without_remedy: the finding as a warning states it, when the fix is printed apart.
+Finding without_remedy(Finding f) {
+  f.remedy.clear();
+  return f;
+}
+
 std::string first_source(const std::string& case_id) {
   const Case* c = case_library().find(case_id);
   return c != nullptr && !c->sources.empty() ? c->sources.front().url : std::string();
@@ -358,9 +364,10 @@ std::string render_text(const CheckReport& report, bool explain) {
         out << "  " << f.check << ": " << format_annotation(f) << "\n";
         continue;
       }
-      std::string warning = format_warning(f);
+      std::string warning = format_warning(without_remedy(f));
       warning = warning.substr(warning.find(": ") + 2);  // the check id is printed in front
       out << "  " << f.check << ": " << warning << "\n";
+      if (!f.remedy.empty()) out << "    fix: " << sanitize_text(f.remedy) << "\n";
       out << "    cases:";
       for (const auto& id : f.cases) out << " " << id;
       if (!f.cases.empty()) out << "\n    see: " << first_source(f.cases.front());
@@ -417,6 +424,7 @@ std::string render_json(const CheckReport& report) {
       w.Key("message"); write(w, warns(f) ? format_warning(f) : std::string());
       w.Key("action"); write(w, f.audit_only ? "audit" : "warn");
       w.Key("reason"); write(w, format_annotation(f));
+      w.Key("remedy"); write(w, sanitize_text(f.remedy));
       w.Key("parts");
       w.StartArray();
       for (const auto& p : f.parts) write(w, p);
@@ -493,6 +501,8 @@ std::string render_sarif(const CheckReport& report) {
     w.Key("id"); write(w, check.id);
     w.Key("shortDescription");
     w.StartObject(); w.Key("text"); write(w, check.summary); w.EndObject();
+    w.Key("help");
+    w.StartObject(); w.Key("text"); write(w, "Fix: " + std::string(check.remedy)); w.EndObject();
     w.Key("helpUri"); write(w, first_source(check.cases.front()));
     w.Key("defaultConfiguration");
     w.StartObject(); w.Key("level"); write(w, "warning"); w.EndObject();
@@ -519,7 +529,10 @@ std::string render_sarif(const CheckReport& report) {
       w.Key("level"); write(w, f.audit_only ? "note" : "warning");
       w.Key("message");
       w.StartObject();
-      w.Key("text"); write(w, object_title(o) + ": " + (warns(f) ? format_warning(f) : format_annotation(f)));
+      // The statement, then this finding's own fix (the rule's help has the general one).
+      std::string text = object_title(o) + ": " + (warns(f) ? format_warning(without_remedy(f)) : format_annotation(f));
+      if (warns(f) && !f.remedy.empty()) text += ". Fix: " + sanitize_text(f.remedy);
+      w.Key("text"); write(w, text);
       w.EndObject();
       write_locations(w, o.file, o.line);
       if (f.outcome == Outcome::kExempt) {  // kubegap.io/exempt: shown as suppressed

@@ -45,18 +45,46 @@ printf 'enabledChecks: [checkpoint-volume]\nfrobnicate: true\n' > "$tmp/bad-poli
 expect 1 "bad-policy.yaml:2: frobnicate: unknown key" "bad policy exits 1 naming file, line and key" -- \
   serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --policy "$tmp/bad-policy.yaml" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0
 
-# cases --output json: an array with the founding cases and the documented members.
+# cases --output json: every check with its cases in order, and the case library.
 if "$bin" cases --output json | python3 -c '
 import json, sys
-cases = json.load(sys.stdin)
-ids = {c["id"] for c in cases}
+doc = json.load(sys.stdin)
+ids = {c["id"] for c in doc["cases"]}
 assert {"acme-llm-pretraining-2023", "osm-amsterdam-power-2022"} <= ids, ids
-for c in cases:
-    for key in ("id", "title", "date", "checks", "sources"):
+assert [c["id"] for c in doc["checks"]] == ["checkpoint-volume", "disruption-budget", "zone-spread",
+                                             "gpu-health-tolerations"], doc["checks"]
+for check in doc["checks"]:
+    assert check["remedy"] and len(check["cases"]) >= 2, check
+    for cited in check["cases"]:
+        assert cited["id"] in ids and cited["why"], cited
+for c in doc["cases"]:
+    for key in ("id", "title", "date", "checks", "sources", "key_figures"):
         assert c[key], (c["id"], key)
+    assert all(f["source"].startswith("https://") for f in c["key_figures"]), c["id"]
     assert all(s["url"].startswith("https://") for s in c["sources"]), c["id"]
-'; then pass "cases --output json lists the library"; else fail "cases --output json"; fi
-expect 0 "osm-amsterdam-power-2022" "cases (text) lists the library" -- cases
+'; then pass "cases --output json lists the checks and the library"; else fail "cases --output json"; fi
+expect 0 "^zone-spread: " "cases (text) lists the checks" -- cases
+expect 0 "What the sources say:" "cases CASE-ID prints the case in full" -- cases osm-amsterdam-power-2022
+expect 0 '"id": "osm-amsterdam-power-2022"' "cases CASE-ID --output json" -- cases osm-amsterdam-power-2022 --output json
+expect 0 "^zone-spread: " "cases CHECK-ID prints that check" -- cases zone-spread
+expect 2 'no case or check "nope"' "cases with an unknown id exits 2 naming it" -- cases nope
+
+# The README's copy of `cases` and the cases column of its check table match the binary.
+if python3 - "$bin" "$src/README.md" <<'PY'
+import json, re, subprocess, sys
+binary, readme = sys.argv[1], open(sys.argv[2]).read()
+text = subprocess.run([binary, "cases"], check=True, capture_output=True, text=True).stdout
+block = re.search(r"### Why each check cites its cases.*?```text\n(.*?)```", readme, re.S)
+assert block, "README: no ```text block under 'Why each check cites its cases'"
+assert block.group(1) == text, "README's copy of `kubegap-webhook cases` differs: regenerate it"
+doc = json.loads(subprocess.run([binary, "cases", "--output", "json"], check=True, capture_output=True, text=True).stdout)
+for check in doc["checks"]:
+    row = re.search(r"^\| `" + re.escape(check["id"]) + r"` \|.*\| ([^|]*) \|$", readme, re.M)
+    assert row, "README: no check-table row for " + check["id"]
+    listed = [c.strip() for c in row.group(1).split(",")]
+    assert listed == [c["id"] for c in check["cases"]], (check["id"], listed)
+PY
+then pass "README's case list and check table match cases"; else fail "README's case list and check table differ from cases"; fi
 
 # serve: ephemeral ports, JSON logs, one review over TLS, then SIGTERM.
 "$bin" serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 \

@@ -38,9 +38,9 @@ PodSpecView config_only_volumes() {
   return pod;
 }
 
-constexpr const char* kGeneric = "no writable durable volume (PVC, network or durable CSI)";
-constexpr const char* kCost = "lost when it is rescheduled";
-constexpr const char* kPathCost = "a pod restarted elsewhere starts without them";
+constexpr const char* kGeneric = "no writable durable volume is mounted";
+constexpr const char* kCost = "lost when it is replaced";
+constexpr const char* kPathCost = "with none of them";
 
 // The commonest real training shape: the dataset on a PVC mounted read-only, checkpoints
 // on emptyDir at an ordinary-looking path.
@@ -99,14 +99,15 @@ const std::vector<CheckRow> kRows = {
     {"EmptyDirAtCheckpointPathNamesPath",
      with_volume(gpu_pod(), empty_dir("scratch"), "/workspace/checkpoints"), Expect::kFires,
      {"/workspace/checkpoints", "emptyDir \"scratch\"",
-      "deleted when the pod leaves its node", kPathCost},
+      "a replacement pod starts with none of them",
+      "fix: mount a PersistentVolumeClaim (or durable CSI volume) at /workspace/checkpoints"},
      {kGeneric}},
     {"HostPathAtCkptPathNamesPathCaseInsensitively",
      with_volume(gpu_pod(), volume("local", "hostPath"), "/mnt/CKPT"), Expect::kFires,
-     {"/mnt/CKPT", "hostPath \"local\"", "left behind on one node"}},
+     {"/mnt/CKPT", "hostPath \"local\"", "a pod rescheduled to another node starts with none"}},
     {"GenericEphemeralAtCheckpointPathFires",
      with_volume(gpu_pod(), volume("scratch", "ephemeral"), "/ckpt"), Expect::kFires,
-     {"/ckpt", "ephemeral \"scratch\"", "deleted with the pod"}},
+     {"/ckpt", "ephemeral \"scratch\"", "a replacement pod starts with none of them"}},
     {"EmptyDirAtOrdinaryPathGivesGenericMessage",
      with_volume(gpu_pod(), empty_dir("shm"), "/dev/shm"), Expect::kFires, {kGeneric, kCost},
      {"checkpoints at", "/dev/shm"}},

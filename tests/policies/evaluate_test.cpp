@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "policies/evaluate.h"
+#include "policies/text.h"
 #include "tests/policies/test_pods.h"
 
 namespace kgtest {
@@ -175,6 +176,32 @@ TEST(Evaluate, FindingsFollowRegistryOrderAndCiteCases) {
     EXPECT_EQ(f.cases, find_check(f.check)->cases) << f.check;
     EXPECT_FALSE(f.cases.empty()) << f.check;
   }
+}
+
+TEST(Evaluate, EveryFindingOfAPlainPodStatesItsGapInOneLineAndSaysHowToFixIt) {
+  // Plain pods with each kind of gap (short names and paths), with a cluster view
+  // holding no budget: every warning's statement fits kTargetWarningRunes, and the fix
+  // is in the warning and in the audit annotation.
+  PodSpecView checkpoint_on_empty_dir = with_volume(gpu_pod(), empty_dir("ckpt"), "/checkpoints");
+  PodSpecView fault_tolerated = tidy_gpu_pod();
+  fault_tolerated.tolerations.push_back(toleration("nvidia.com/gpu-xid-error", "Exists", "NoSchedule"));
+  const auto snapshot = cluster({});
+  std::size_t seen = 0;
+  for (const PodSpecView& pod : {gappy_gpu_pod(), checkpoint_on_empty_dir, fault_tolerated}) {
+    for (const auto& f : evaluate(pod_object(pod), snapshot.get(), default_policy())) {
+      ASSERT_EQ(f.outcome, Outcome::kFinding) << f.check;
+      ++seen;
+      ASSERT_FALSE(f.remedy.empty()) << f.check << ": every finding says how to fix it";
+      Finding statement = f;
+      statement.remedy.clear();
+      EXPECT_LE(rune_count(format_warning(statement)), kTargetWarningRunes) << format_warning(statement);
+      const std::string warning = format_warning(f);
+      EXPECT_LE(rune_count(warning), kMaxWarningRunes) << warning;
+      EXPECT_NE(warning.find("; fix: " + f.remedy + " (case "), std::string::npos) << warning;
+      EXPECT_NE(format_annotation(f).find("fix: " + f.remedy), std::string::npos) << format_annotation(f);
+    }
+  }
+  EXPECT_EQ(seen, 4u + 3u + 2u) << "all four checks; checkpoint, budget and 300 s; budget and GPU fault";
 }
 
 TEST(Evaluate, TidyPodWithBudgetHasNoFindings) {

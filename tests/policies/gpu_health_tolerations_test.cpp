@@ -9,7 +9,9 @@ namespace kgtest {
 namespace {
 
 constexpr const char* kXid = "nvidia.com/gpu-xid-error";
-constexpr const char* kCost = "a failed GPU node keeps the job bound";
+// What the warning says happens with the API server's 300 s default, and how to fix it.
+constexpr const char* kBound300 = "stays on an unresponsive node 300 s before eviction";
+constexpr const char* kFix300 = "fix: add them as NoExecute tolerations with tolerationSeconds < 300";
 
 std::vector<Toleration> plus(std::vector<Toleration> base, std::vector<Toleration> more) {
   base.insert(base.end(), more.begin(), more.end());
@@ -30,7 +32,9 @@ PodSpecView requesting(std::string resource) {
 
 const std::vector<CheckRow> kRows = {
     {"DefaultTolerationsOf300SecondsFire", gpu_pod(), Expect::kFires,
-     {"tolerates not-ready and unreachable nodes for 300 s", kCost}},
+     {"tolerates not-ready and unreachable nodes for 300 s", kBound300,
+      "(default not-ready/unreachable tolerations)", kFix300},
+     {"GPU"}},  // nothing here is about GPUs: the same words for a TPU pod
     {"BoundedAt299SecondsPasses", with_tolerations(gpu_pod(), health_tolerations(299)),
      Expect::kPasses},
     {"BoundedAt30SecondsPasses", with_tolerations(gpu_pod(), health_tolerations(30)),
@@ -44,7 +48,8 @@ const std::vector<CheckRow> kRows = {
     {"NotReadyWithoutSecondsMeansForever",
      with_tolerations(gpu_pod(), {toleration(kNotReady, "Exists", "NoExecute"),
                                   toleration(kUnreachable, "Exists", "NoExecute", 60)}),
-     Expect::kFires, {"tolerates not-ready nodes with no time limit"}, {"unreachable"}},
+     Expect::kFires, {"tolerates not-ready nodes with no time limit", "is never evicted from a not-ready node"},
+     {"unreachable"}},
     {"BothWithoutSecondsFireOnce",
      with_tolerations(gpu_pod(), {toleration(kNotReady, "Exists", "NoExecute"),
                                   toleration(kUnreachable, "Exists", "NoExecute")}),
@@ -52,7 +57,9 @@ const std::vector<CheckRow> kRows = {
     {"DifferentLongBoundsReportedSeparately",
      with_tolerations(gpu_pod(), {toleration(kNotReady, "Exists", "NoExecute", 600),
                                   toleration(kUnreachable, "Exists", "NoExecute", 900)}),
-     Expect::kFires, {"tolerates not-ready nodes for 600 s", "tolerates unreachable nodes for 900 s"}},
+     Expect::kFires, {"tolerates not-ready nodes for 600 s", "tolerates unreachable nodes for 900 s",
+                      "stays on a not-ready node 600 s before eviction (its not-ready toleration)",
+                      "stays on an unreachable node 900 s"}},
     {"NoTolerationsAtAllCountAs300", with_tolerations(gpu_pod(), {}), Expect::kFires,
      {"tolerates not-ready and unreachable nodes for 300 s"}},
     {"SmallestMatchingSecondsWins",
@@ -79,7 +86,9 @@ const std::vector<CheckRow> kRows = {
      Expect::kPasses},
     {"BlanketTolerationFires",
      with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration("", "Exists", "")})),
-     Expect::kFires, {"tolerates every taint", kCost}},
+     Expect::kFires,
+     {"tolerates every taint", "no health or GPU-fault taint keeps it off or moves it off a failed node",
+      "fix: replace the empty-key toleration"}},
     {"BlanketNoExecuteTolerationFires",
      with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration("", "Exists", "NoExecute")})),
      Expect::kFires, {"tolerates every taint"}},
@@ -88,14 +97,27 @@ const std::vector<CheckRow> kRows = {
      Expect::kPasses},
     {"GpuFaultTaintWithoutSecondsFires",
      with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration(kXid, "Exists", "NoExecute")})),
-     Expect::kFires, {"tolerates GPU-fault taint nvidia.com/gpu-xid-error with no time limit"},
+     Expect::kFires,
+     {"tolerates GPU-fault taint nvidia.com/gpu-xid-error (NoExecute) with no time limit",
+      "never leaves a node whose GPU failed", "fix: set tolerationSeconds on the toleration for nvidia.com/gpu-xid-error"},
      {"not-ready", "unreachable"}},
     {"GpuFaultTaintWithAValueStillCounts",
      with_tolerations(gpu_pod(), plus(health_tolerations(60), {Toleration{kXid, "Equal", "79", "NoExecute", std::nullopt}})),
-     Expect::kFires, {"tolerates GPU-fault taint nvidia.com/gpu-xid-error with no time limit"}},
+     Expect::kFires, {"tolerates GPU-fault taint nvidia.com/gpu-xid-error (NoExecute) with no time limit"}},
     {"GpuFaultTaintNoScheduleSaysSchedulable",
      with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration(kXid, "Exists", "NoSchedule")})),
-     Expect::kFires, {"nvidia.com/gpu-xid-error (NoSchedule): schedulable onto a failed GPU"}},
+     Expect::kFires,
+     {"nvidia.com/gpu-xid-error (NoSchedule): can land on a quarantined node",
+      "fix: remove the toleration for nvidia.com/gpu-xid-error"},
+     {"tolerationSeconds"}},  // invalid on a NoSchedule toleration: never advise it
+    {"GpuFaultTaintForEveryEffectFires",
+     with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration(kXid, "Exists", "")})),
+     Expect::kFires,
+     {"nvidia.com/gpu-xid-error for every effect: can land and stay on a quarantined node",
+      "fix: remove the toleration for nvidia.com/gpu-xid-error, or make it NoExecute with tolerationSeconds"}},
+    {"GpuFaultTaintPreferNoSchedulePasses",
+     with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration(kXid, "Exists", "PreferNoSchedule")})),
+     Expect::kPasses},
     {"GpuFaultTaintWithSecondsPasses",
      with_tolerations(gpu_pod(), plus(health_tolerations(60), {toleration(kXid, "Exists", "NoExecute", 30)})),
      Expect::kPasses},
@@ -106,8 +128,11 @@ const std::vector<CheckRow> kRows = {
      with_tolerations(gpu_pod(), plus(default_tolerations(),
                                       {toleration("nvidia.com/gpu-nvlink-error", "Exists", "NoExecute")})),
      Expect::kFires,
-     {"tolerates not-ready and unreachable nodes for 300 s; tolerates GPU-fault taint "
-      "nvidia.com/gpu-nvlink-error with no time limit"}},
+     {"tolerates not-ready and unreachable nodes for 300 s (policy: under 300 s); tolerates GPU-fault taint "
+      "nvidia.com/gpu-nvlink-error (NoExecute) with no time limit",
+      "300 s before eviction (default not-ready/unreachable tolerations); tolerates GPU-fault taint",
+      "fix: add them as NoExecute tolerations with tolerationSeconds < 300; set tolerationSeconds on the "
+      "toleration for nvidia.com/gpu-nvlink-error"}},
     {"NonAcceleratorPodIsSkipped", cpu_pod(), Expect::kPasses},
     {"NonAcceleratorPodWithBlanketTolerationIsSkipped",
      with_tolerations(cpu_pod(), {toleration("", "Exists", "")}), Expect::kPasses},
@@ -117,6 +142,7 @@ const std::vector<CheckRow> kRows = {
      {"for 300 s"}},
     {"NeuronCoreMakesAcceleratorPod", requesting("aws.amazon.com/neuroncore"), Expect::kFires,
      {"for 300 s"}},
+    {"TpuPodIsNotCalledAGpuPod", requesting("google.com/tpu"), Expect::kFires, {kBound300, kFix300}, {"GPU"}},
 };
 
 class GpuHealthTolerationsTable : public ::testing::TestWithParam<CheckRow> {};
@@ -134,7 +160,8 @@ TEST(GpuHealthTolerations, BoundComesFromPolicyAndIsStrict) {
   policy.health_toleration_seconds_bound = 120;
   const auto gap = run_check(check_gpu_health_tolerations, pod, nullptr, "ml", policy);
   ASSERT_TRUE(gap);
-  EXPECT_NE(gap->reason.find("tolerationSeconds < 120"), std::string::npos) << gap->reason;
+  EXPECT_NE(gap->reason.find("(policy: under 120 s)"), std::string::npos) << gap->reason;
+  EXPECT_NE(gap->remedy.find("tolerationSeconds < 120"), std::string::npos) << gap->remedy;
 }
 
 TEST(GpuHealthTolerations, GpuFaultTaintsComeFromPolicy) {

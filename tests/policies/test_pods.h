@@ -183,9 +183,13 @@ void verify_row(const CheckRow& row, Check check) {
   EXPECT_FALSE(gap->reason.empty());
   if (fires) {
     EXPECT_FALSE(gap->message.empty());
+    EXPECT_FALSE(gap->remedy.empty()) << "every finding says how to fix it";
+  } else {
+    EXPECT_TRUE(gap->remedy.empty()) << "nothing to fix: " << gap->remedy;
   }
-  // The warning (message) and the audit annotation (reason) together say what and where.
-  const std::string text = fires ? gap->message + " | " + gap->reason : gap->reason;
+  // The warning (message), the audit annotation (reason) and the fix together say what,
+  // where and what to change.
+  const std::string text = fires ? gap->message + " | " + gap->reason + " | fix: " + gap->remedy : gap->reason;
   for (const auto& part : row.says) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing \"" << part << "\" in: " << text;
   }

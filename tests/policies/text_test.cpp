@@ -182,11 +182,58 @@ Finding finding(std::string message, std::vector<std::string> parts = {}) {
                  std::move(message),
                  "pinned to zone a by nodeSelector",
                  {"osm-amsterdam-power-2022", "aws-sydney-power-2016"},
-                 std::move(parts)};
+                 std::move(parts),
+                 false,
+                 ""};
 }
 
 constexpr std::string_view kPrefix = "kubegap/zone-spread: ";
 constexpr std::string_view kSuffix = " (case osm-amsterdam-power-2022)";
+
+TEST(Text, WarningCarriesTheFixBeforeTheCaseWhenItFits) {
+  Finding f = finding("pinned to zone \"a\"");
+  f.remedy = "list more than one zone";
+  EXPECT_EQ(format_warning(f), std::string(kPrefix) + "pinned to zone \"a\"; fix: list more than one zone" +
+                                   std::string(kSuffix));
+}
+
+TEST(Text, AFixThatDoesNotFitWholeIsLeftOutAndTheMessageKept) {
+  const std::string message(180, 'm');
+  Finding f = finding(message);
+  f.remedy = std::string(60, 'r');  // prefix + message + fix + case > 256
+  const std::string w = format_warning(f);
+  EXPECT_EQ(w, std::string(kPrefix) + message + std::string(kSuffix)) << "never half a fix, never a cut message";
+  EXPECT_EQ(w.find("fix:"), std::string::npos);
+  f.remedy = "short";
+  EXPECT_NE(format_warning(f).find("; fix: short (case"), std::string::npos) << "a fix that fits is kept";
+}
+
+TEST(Text, AFixIsSanitizedLikeTheMessage) {
+  Finding f = finding("m");
+  f.remedy = "remove the toleration for evil\nkey";
+  EXPECT_EQ(format_warning(f), std::string(kPrefix) + "m; fix: remove the toleration for evil?key" + std::string(kSuffix));
+}
+
+TEST(Text, AnnotationCarriesTheFixBeforeTheCases) {
+  Finding f = finding("m");
+  f.remedy = "list more than one zone";
+  EXPECT_EQ(format_annotation(f),
+            "pinned to zone a by nodeSelector; fix: list more than one zone; cases: osm-amsterdam-power-2022, "
+            "aws-sydney-power-2016");
+}
+
+TEST(Text, TruncateBytesNeverSplitsARune) {
+  const std::string text = "ab\xE2\x82\xAC\xE2\x82\xAC";  // a b EURO EURO: 8 bytes
+  EXPECT_EQ(truncate_bytes(text, 8), text);
+  EXPECT_EQ(truncate_bytes(text, 7), "ab...") << "the euro sign at 2..4 does not fit before the ellipsis";
+  EXPECT_EQ(truncate_bytes(text, 6), "ab...");
+  EXPECT_EQ(truncate_bytes(text, 2), "..");
+  for (std::size_t limit = 0; limit < 10; ++limit) {
+    const std::string out = truncate_bytes(text, limit);
+    EXPECT_LE(out.size(), limit);
+    EXPECT_TRUE(valid_utf8_without_controls(out)) << limit;
+  }
+}
 
 TEST(Text, WarningHasPrefixBodyAndFirstCase) {
   const std::string w = format_warning(finding("pinned to zone \"a\""));

@@ -77,8 +77,11 @@ for o in r["objects"]:
         assert isinstance(o.get(k), t), (k, o)
     assert o["line"] >= 1, o
     for f in o["findings"]:
-        for k, t in (("check", str), ("outcome", str), ("message", str), ("action", str), ("reason", str), ("parts", list), ("cases", list)):
+        for k, t in (("check", str), ("outcome", str), ("message", str), ("action", str), ("reason", str), ("remedy", str), ("parts", list), ("cases", list)):
             assert isinstance(f.get(k), t), (k, f)
+        # Every finding says how to fix it, in the JSON and in its audit annotation.
+        assert (f["remedy"] != "") == (f["outcome"] == "finding"), f
+        assert f["outcome"] != "finding" or "fix: " + f["remedy"] in f["reason"], f
         assert f["check"] in checks, f
         assert f["outcome"] in ("finding", "exempt", "not-evaluated", "note"), f
         assert f["cases"], f
@@ -144,6 +147,7 @@ rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
 assert rules == ["checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"], rules
 for r in run["tool"]["driver"]["rules"]:
     assert r["shortDescription"]["text"] and r["helpUri"].startswith("https://"), r
+    assert r["help"]["text"].startswith("Fix: "), r
 results = run["results"]
 assert len(results) == 12, len(results)  # 11 findings and 1 exempt (suppressed)
 for x in results:
@@ -169,6 +173,7 @@ def at(rule, name):
 text, uri, line = at("zone-spread", "PyTorchJob ml-research/llm-pretrain")
 assert (uri, line) == ("tests/fixtures/check/manifests/training.yaml", 6), (uri, line)
 assert "pinned to zone \"us-central1-a\" by nodeSelector" in text, text
+assert text.endswith(". Fix: allow several zones (node affinity In) instead of the zone nodeSelector"), text
 assert open(uri).read().splitlines()[5] == "apiVersion: kubeflow.org/v1"
 assert open(uri).read().splitlines()[6] == "kind: PyTorchJob"
 text, uri, line = at("checkpoint-volume", "Job ml-research/llm-finetune")

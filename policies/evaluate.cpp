@@ -244,6 +244,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
           (exempts(object.annotations, check.id) || exempts(pod->annotations, check.id))) {
         gap->outcome = Outcome::kExempt;
         gap->reason = exempt_reason(*pod, object);
+        gap->remedy.clear();  // the owner chose: nothing to fix
       }
       results.push_back({pod, std::move(*gap)});
     }

@@ -243,10 +243,12 @@ TEST(Evaluate, ExemptionOnObjectTurnsListedChecksIntoExempt) {
     ASSERT_NE(f, nullptr) << check;
     EXPECT_EQ(f->outcome, Outcome::kExempt) << check;
     EXPECT_EQ(f->reason, "saves to GCS through the SDK") << check;
+    EXPECT_EQ(f->remedy, "") << check << ": exempt by choice, nothing to fix";
   }
   const Finding* gpu = find_finding(findings, kGpuHealthTolerations);
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->outcome, Outcome::kFinding) << "not listed, not exempt";
+  EXPECT_FALSE(gpu->remedy.empty());
 }
 
 TEST(Evaluate, ExemptionOnPodTemplateTurnsListedChecksIntoExempt) {

@@ -54,6 +54,11 @@ TolerationTime effective_time(const std::vector<Toleration>& tolerations, std::s
   return matched ? out : TolerationTime{};
 }
 
+// is_default: 300 s is what the API server gives every pod that sets none, and a pod
+// reaching a webhook already carries it: the value says "default", not only its absence
+// (so a template checked offline and its pod reviewed at admission read the same).
+bool is_default(const TolerationTime& time) { return time.defaulted || time.seconds == kDefaultSeconds; }
+
 // unresponsive: what happens on an unresponsive node ("stays on an unreachable node 600 s
 // before eviction (its unreachable toleration)"), `which` naming the taints.
 std::string unresponsive(const TolerationTime& time, std::string_view node, std::string_view which, bool plural) {
@@ -62,18 +67,15 @@ std::string unresponsive(const TolerationTime& time, std::string_view node, std:
     return "is never evicted from " + std::string(node) + " node (its " + tolerations + (plural ? " have" : " has") +
            " no time limit)";
   }
-  // 300 s is what the API server gives every pod that sets none; a pod reaching a
-  // webhook already carries it, so say "default" for the value, not only when absent.
-  const bool default_value = time.defaulted || time.seconds == kDefaultSeconds;
   return "stays on " + std::string(node) + " node " + std::to_string(time.seconds) + " s before eviction (" +
-         (default_value ? "default " : "its ") + tolerations + ")";
+         (is_default(time) ? "default " : "its ") + tolerations + ")";
 }
 
 // describe_time: "for 300 s (API server default; policy: under 120 s)", for the annotation.
 std::string describe_time(const TolerationTime& time, std::int64_t bound) {
   const std::string policy = "policy: under " + std::to_string(bound) + " s)";
   if (time.seconds == kForever) return "with no time limit (" + policy;
-  return "for " + std::to_string(time.seconds) + " s (" + (time.defaulted ? "API server default; " : "") + policy;
+  return "for " + std::to_string(time.seconds) + " s (" + (is_default(time) ? "API server default; " : "") + policy;
 }
 
 // Problem: one way the pod's tolerations fail, said three ways.

@@ -7,6 +7,7 @@ warnings and the audit log holds its annotations (issue 3).
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import unittest
@@ -64,8 +65,23 @@ def wait_for_audit(ns, name, timeout=10):
     return []
 
 
-CASE_ID = re.compile(r"\(case [a-z0-9-]+-\d{4}\)$")
+CASE_ID = re.compile(r"\(case [a-z0-9-]+\)$")
 EXPECTED_GAPS = ("checkpoint-volume", "zone-spread", "gpu-health-tolerations")
+
+
+def offline_findings(example):
+    """{check: finding} from `kubegap-webhook check --output json` on an example: the
+    webhook's own words for the object, to compare with what kubectl prints."""
+    r = subprocess.run([WEBHOOK, "check", "--output", "json", os.path.join(EXAMPLES, example)],
+                       capture_output=True, text=True, check=True)
+    [obj] = json.loads(r.stdout)["objects"]
+    return {f["check"]: f for f in obj["findings"] if f["outcome"] == "finding"}
+
+
+def first_cases():
+    """{check: the case its warnings print} from `kubegap-webhook cases`."""
+    r = subprocess.run([WEBHOOK, "cases", "--output", "json"], capture_output=True, text=True, check=True)
+    return {c["id"]: c["cases"][0]["id"] for c in json.loads(r.stdout)["checks"]}
 
 
 class KubectlApply(unittest.TestCase):
@@ -79,6 +95,13 @@ class KubectlApply(unittest.TestCase):
             # Whole, not cut: the case citation at the end survived.
             self.assertRegex(found[check], CASE_ID, f"{check} warning cut or without a case: {found[check]}")
         self.assertNotIn("disruption-budget", found, "no cluster view: never a false warning")
+        # Exactly the webhook's words (as `check` and the golden files have them), each
+        # with its fix and the strongest case for its check.
+        offline = offline_findings("training-pod-gaps.yaml")
+        cases = first_cases()
+        for check in EXPECTED_GAPS:
+            self.assertEqual("kubegap/" + check + ": " + found[check], offline[check]["message"])
+            self.assertIn("; fix: " + offline[check]["remedy"] + " (case " + cases[check] + ")", found[check])
         CP.kubectl("get", "pod", "-n", ns, "llm-pretrain-gaps")
 
     def test_2_server_dry_run_prints_the_same_and_creates_nothing(self):
@@ -106,11 +129,12 @@ class KubectlApply(unittest.TestCase):
         events = wait_for_audit(ns, "llm-pretrain-gaps")
         self.assertTrue(events, "no audit event for the pod of test 1")
         annotations = annotations_of(events[-1])
-        for check, case in (("checkpoint-volume", "acme-llm-pretraining-2023"),
-                            ("zone-spread", "osm-amsterdam-power-2022"),
-                            ("gpu-health-tolerations", "acme-llm-pretraining-2023")):
+        offline = offline_findings("training-pod-gaps.yaml")
+        for check in EXPECTED_GAPS:
             self.assertIn(check, annotations, events[-1].get("annotations"))
-            self.assertIn(case, annotations[check])
+            # Reason, fix and every case id: the annotation `check` reports.
+            self.assertEqual(annotations[check], offline[check]["reason"])
+            self.assertIn("; fix: " + offline[check]["remedy"] + "; cases: " + first_cases()[check], annotations[check])
         self.assertTrue(annotations["disruption-budget"].startswith("not evaluated"))
 
     def test_5_api_server_defaults_of_300_s_are_reported(self):
@@ -121,7 +145,11 @@ class KubectlApply(unittest.TestCase):
         r = CP.kubectl("apply", "-n", ns, "-f", "-", input=manifest)
         found = warnings_of(r.stderr)
         self.assertEqual(sorted(found), ["gpu-health-tolerations"], r.stderr)
-        self.assertIn("300 s", found["gpu-health-tolerations"])
+        # What the API server's default means, exactly, and how to shorten it.
+        self.assertIn("stays on an unresponsive node 300 s before eviction (default not-ready/unreachable tolerations)",
+                      found["gpu-health-tolerations"])
+        self.assertIn("fix: add them as NoExecute tolerations with tolerationSeconds < 300",
+                      found["gpu-health-tolerations"])
         pod = json.loads(CP.kubectl("get", "pod", "-n", ns, "no-own-tolerations", "-o", "json").stdout)
         seconds = {t["key"]: t.get("tolerationSeconds") for t in pod["spec"]["tolerations"]}
         self.assertEqual(seconds.get("node.kubernetes.io/not-ready"), 300, "the API server added the default")

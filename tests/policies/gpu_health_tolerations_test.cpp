@@ -128,7 +128,7 @@ const std::vector<CheckRow> kRows = {
      with_tolerations(gpu_pod(), plus(default_tolerations(),
                                       {toleration("nvidia.com/gpu-nvlink-error", "Exists", "NoExecute")})),
      Expect::kFires,
-     {"tolerates not-ready and unreachable nodes for 300 s (policy: under 300 s); tolerates GPU-fault taint "
+     {"tolerates not-ready and unreachable nodes for 300 s (API server default; policy: under 300 s); tolerates GPU-fault taint "
       "nvidia.com/gpu-nvlink-error (NoExecute) with no time limit",
       "300 s before eviction (default not-ready/unreachable tolerations); tolerates GPU-fault taint",
       "fix: add them as NoExecute tolerations with tolerationSeconds < 300; set tolerationSeconds on the "

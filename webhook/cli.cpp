@@ -47,7 +47,8 @@ Usage:
   kubegap-webhook cases [ID] [--output text|json]                 the cases behind each check
   kubegap-webhook version                                         print the version
 
-Run 'kubegap-webhook COMMAND --help' for a command's flags.
+Run 'kubegap-webhook help COMMAND' (or COMMAND --help) for a command's flags.
+Short flags: -o for --output, -p for --policy, -h for --help.
 )";
 
 constexpr const char* kServeHelp = R"(Usage: kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]
@@ -59,7 +60,7 @@ Flags:
   --tls-key FILE             its private key (PEM)                      (required)
   --listen HOST:PORT         HTTPS address                    (default 0.0.0.0:8443)
   --health-listen HOST:PORT  health and metrics address       (default 0.0.0.0:9090)
-  --policy FILE              policy YAML overriding the built-in defaults
+  -p, --policy FILE          policy YAML overriding the built-in defaults
   --cluster-state FILE       PodDisruptionBudgets and Nodes (YAML/JSON List or
                              multi-document) for the disruption-budget and
                              zone-spread checks, instead of the live view
@@ -88,8 +89,8 @@ and Nodes in the input form the cluster view; without any, disruption-budget is
 reported "not evaluated".
 
 Flags:
-  --policy FILE         policy YAML overriding the built-in defaults
-  --output FORMAT       text (default), json, or sarif (SARIF 2.1.0, for code scanning)
+  -p, --policy FILE     policy YAML overriding the built-in defaults
+  -o, --output FORMAT   text (default), json, or sarif (SARIF 2.1.0, for code scanning)
   --fail-on-findings    exit 1 when there is a finding
   --explain             text: under each object, the class of each part (training,
                         serving, auto, diagnostic) and the rule or hint that decided it
@@ -432,6 +433,21 @@ int version(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// expand_short_flags: kubectl's short flags, -o (also -ojson) for --output and -p for
+// --policy, as their long forms.
+std::vector<std::string> expand_short_flags(std::vector<std::string> args) {
+  for (auto& arg : args) {
+    if (arg == "-o") {
+      arg = "--output";
+    } else if (arg == "-p") {
+      arg = "--policy";
+    } else if (arg.size() > 2 && arg.rfind("-o", 0) == 0 && arg[2] != '-') {
+      arg = "--output=" + arg.substr(arg[2] == '=' ? 3 : 2);
+    }
+  }
+  return args;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args) {
@@ -439,8 +455,12 @@ int run_cli(const std::vector<std::string>& args) {
     std::cerr << kMainHelp;
     return kExitUsage;
   }
-  const std::string& command = args.front();
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  std::string command = args.front();
+  std::vector<std::string> rest = expand_short_flags({args.begin() + 1, args.end()});
+  if (command == "help" && !rest.empty()) {  // `help check` is `check --help`
+    command = rest.front();
+    rest = {"--help"};
+  }
   try {
     if (command == "--help" || command == "-h" || command == "help") {
       std::cout << kMainHelp;

@@ -63,10 +63,7 @@ HealthServer::HealthServer(net::io_context& ioc, const ReadinessState& readiness
     : ioc_(ioc), readiness_(readiness), metrics_(metrics), endpoint_(endpoint), acceptor_(net::make_strand(ioc)) {}
 
 tcp::endpoint HealthServer::listen() {
-  acceptor_.open(endpoint_.protocol());
-  acceptor_.set_option(net::socket_base::reuse_address(true));
-  acceptor_.bind(endpoint_);
-  acceptor_.listen();
+  open_listener(acceptor_, endpoint_, "--health-listen", net::socket_base::max_listen_connections);
   net::co_spawn(
       acceptor_.get_executor(),
       [this]() -> net::awaitable<void> {

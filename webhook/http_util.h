@@ -4,7 +4,10 @@
 #include <string>
 #include <string_view>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http.hpp>
+
+#include "webhook/yaml_json.h"  // ConfigError
 
 namespace kubegap {
 
@@ -32,6 +35,29 @@ inline void without_body_for_head(boost::beast::http::verb method, HttpResponse&
 // path_of: the target without its query string (the API server adds ?timeout=10s).
 inline std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
+}
+
+// open_listener: opens, binds and listens on `endpoint`. A failure names the address, the
+// flag that set it and what to do (a port in use is the common case), instead of a
+// Boost error with source locations.
+inline void open_listener(boost::asio::ip::tcp::acceptor& acceptor, const boost::asio::ip::tcp::endpoint& endpoint,
+                          std::string_view flag, int backlog) {
+  boost::system::error_code ec;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(backlog, ec);
+  if (!ec) return;
+  std::string hint;
+  if (ec == boost::asio::error::address_in_use) {
+    hint = ": another process is using the port; stop it, or choose another with " + std::string(flag) + " HOST:PORT";
+  } else if (ec == boost::asio::error::access_denied) {
+    hint = ": ports below 1024 need privileges; choose another with " + std::string(flag) + " HOST:PORT";
+  } else if (ec == boost::system::errc::address_not_available) {
+    hint = ": no local interface has that address; use one of this machine's addresses in " + std::string(flag);
+  }
+  throw ConfigError("cannot listen on " + endpoint.address().to_string() + ":" + std::to_string(endpoint.port()) +
+                    " (" + std::string(flag) + "): " + ec.message() + hint);
 }
 
 }  // namespace kubegap

@@ -238,10 +238,7 @@ WebhookServer::WebhookServer(net::io_context& ioc, const ServerTlsStore& tls, co
 WebhookServer::~WebhookServer() = default;
 
 tcp::endpoint WebhookServer::listen() {
-  acceptor_.open(options_.listen.protocol());
-  acceptor_.set_option(net::socket_base::reuse_address(true));
-  acceptor_.bind(options_.listen);
-  acceptor_.listen(net::socket_base::max_listen_connections);
+  open_listener(acceptor_, options_.listen, "--listen", net::socket_base::max_listen_connections);
   const tcp::endpoint bound = acceptor_.local_endpoint();
 
   auto accept_loop = [this]() -> net::awaitable<void> {

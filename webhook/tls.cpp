@@ -1,6 +1,8 @@
 #include "webhook/tls.h"
 
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <ctime>
 
 #include <openssl/x509.h>
@@ -48,8 +50,24 @@ std::string openssl_reason() {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kMakeCerts = "development certificates: certs/gen-certs.sh --out DIR (./dev run makes them)";
+
+// require_readable: a missing or unreadable certificate or key names the file, why, and
+// how to make a development pair (OpenSSL's own message gives only an error code).
+void require_readable(const std::string& path, const char* what) {
+  std::ifstream file(path);
+  if (file) return;
+  throw ConfigError(path + ": cannot read TLS " + what + " (" + std::strerror(errno) + "); " + kMakeCerts);
+}
+
+}  // namespace
+
 boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
                                                   const std::string& key_file) {
+  require_readable(cert_file, "certificate");
+  require_readable(key_file, "private key");
   namespace ssl = boost::asio::ssl;
   ssl::context ctx(ssl::context::tls_server);
   SSL_CTX* native = ctx.native_handle();
@@ -62,10 +80,11 @@ boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
   SSL_CTX_set_alpn_select_cb(native, select_http11, nullptr);
   ERR_clear_error();
   if (SSL_CTX_use_certificate_chain_file(native, cert_file.c_str()) != 1) {
-    throw ConfigError(cert_file + ": cannot load TLS certificate chain: " + openssl_reason());
+    throw ConfigError(cert_file + ": cannot load TLS certificate chain (not PEM?): " + openssl_reason() + "; " +
+                      kMakeCerts);
   }
   if (SSL_CTX_use_PrivateKey_file(native, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    throw ConfigError(key_file + ": cannot load TLS private key: " + openssl_reason());
+    throw ConfigError(key_file + ": cannot load TLS private key (not PEM?): " + openssl_reason() + "; " + kMakeCerts);
   }
   if (SSL_CTX_check_private_key(native) != 1) {
     throw ConfigError(key_file + ": private key does not match " + cert_file + ": " + openssl_reason());

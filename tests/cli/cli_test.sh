@@ -41,6 +41,23 @@ expect 2 "needs a value" "flag without value exits 2" -- serve --tls-cert
 expect 2 "flag --output" "cases --output xml exits 2" -- cases --output xml
 expect 1 "$tmp/missing.crt" "missing certificate file exits 1 naming it" -- \
   serve --tls-cert "$tmp/missing.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0
+expect 1 "certs/gen-certs.sh" "missing certificate says how to make one" -- \
+  serve --tls-cert "$tmp/missing.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0
+# A port in use: the message names the address, the flag and what to do.
+python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' > "$tmp/port" &
+holder=$!
+for _ in $(seq 50); do [[ -s $tmp/port ]] && break; sleep 0.1; done
+busy=$(cat "$tmp/port")
+expect 1 "cannot listen on 127.0.0.1:$busy \(--listen\): .*another process is using the port.*--listen HOST:PORT" \
+  "port in use names the address and the flag" -- \
+  serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --listen "127.0.0.1:$busy" --health-listen 127.0.0.1:0
+expect 1 "cannot listen on 127.0.0.1:$busy \(--health-listen\)" "health port in use names its flag" -- \
+  serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 --health-listen "127.0.0.1:$busy"
+kill "$holder" 2>/dev/null
+expect 0 "Usage: kubegap-webhook check" "help COMMAND is COMMAND --help" -- help check
+expect 0 '"kind": "CheckReport"' "check -o json (kubectl's short flag)" -- check -o json "$src/manifests/examples/training-pod-gaps.yaml"
+expect 0 '"kind": "CheckReport"' "check -ojson -p FILE" -- check -ojson -p "$src/policies/default-policy.yaml" "$src/manifests/examples/training-pod-gaps.yaml"
+expect 0 "^kubegap-webhook [0-9]" "--version" -- --version
 printf 'enabledChecks: [checkpoint-volume]\nfrobnicate: true\n' > "$tmp/bad-policy.yaml"
 expect 1 "bad-policy.yaml:2: frobnicate: unknown key" "bad policy exits 1 naming file, line and key" -- \
   serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --policy "$tmp/bad-policy.yaml" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0

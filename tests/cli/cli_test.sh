@@ -58,6 +58,15 @@ expect 0 "Usage: kubegap-webhook check" "help COMMAND is COMMAND --help" -- help
 expect 0 '"kind": "CheckReport"' "check -o json (kubectl's short flag)" -- check -o json "$src/manifests/examples/training-pod-gaps.yaml"
 expect 0 '"kind": "CheckReport"' "check -ojson -p FILE" -- check -ojson -p "$src/policies/default-policy.yaml" "$src/manifests/examples/training-pod-gaps.yaml"
 expect 0 "^kubegap-webhook [0-9]" "--version" -- --version
+# ./dev: --help is not an error; an unknown command is, with the usage on stderr.
+for arg in --help -h help; do
+  out=$("$src/dev" "$arg" 2>/dev/null); rc=$?
+  if [[ $rc -eq 0 && $out == *"./dev run"* && $out == *"./dev test"* ]]; then pass "./dev $arg prints usage, exit 0"
+  else fail "./dev $arg: exit $rc, output: $out"; fi
+done
+out=$("$src/dev" frobnicate 2>&1 >/dev/null); rc=$?
+if [[ $rc -eq 2 && $out == *"./dev run"* ]]; then pass "./dev with an unknown command exits 2 with usage"
+else fail "./dev frobnicate: exit $rc, stderr: $out"; fi
 printf 'enabledChecks: [checkpoint-volume]\nfrobnicate: true\n' > "$tmp/bad-policy.yaml"
 expect 1 "bad-policy.yaml:2: frobnicate: unknown key" "bad policy exits 1 naming file, line and key" -- \
   serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --policy "$tmp/bad-policy.yaml" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0

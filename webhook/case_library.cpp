@@ -134,7 +134,10 @@ std::string wrap(std::string_view text, std::size_t width, const std::string& fi
       line.clear();
       indent = hanging;
     }
-    if (!word.empty()) line += (line.empty() ? "" : " ") + std::string(word);
+    if (!word.empty()) {
+      if (!line.empty()) line += ' ';
+      line += word;
+    }
     start = end + 1;
   }
   if (!line.empty()) out += indent + line + "\n";

@@ -1,10 +1,13 @@
 #include "webhook/cli.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <thread>
+
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -19,6 +22,7 @@
 #include "webhook/case_library.h"
 #include "webhook/cluster_state_file.h"
 #include "webhook/cluster_watcher.h"
+#include "webhook/completion.h"
 #include "webhook/kube_config.h"
 #include "webhook/health_server.h"
 #include "webhook/logging.h"
@@ -45,6 +49,7 @@ Usage:
   kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]   serve the webhook
   kubegap-webhook check [flags] PATH...                           check manifests offline
   kubegap-webhook cases [ID] [--output text|json]                 the cases behind each check
+  kubegap-webhook completion bash|zsh                             shell completion script
   kubegap-webhook version                                         print the version
 
 Run 'kubegap-webhook help COMMAND' (or COMMAND --help) for a command's flags.
@@ -80,7 +85,7 @@ Flags:
   --log-format FORMAT        text|json                        (default text)
 )";
 
-constexpr const char* kCheckHelp = R"(Usage: kubegap-webhook check [--policy FILE] [--output text|json|sarif] [--fail-on-findings] [--explain] PATH...
+constexpr const char* kCheckHelp = R"(Usage: kubegap-webhook check [flags] PATH...
 
 Finds the same gaps as the webhook in manifests, before they reach a cluster.
 PATH is a file, a directory (recursively *.yaml, *.yml, *.json) or - for stdin. Multi-
@@ -94,6 +99,10 @@ Flags:
   --fail-on-findings    exit 1 when there is a finding
   --explain             text: under each object, the class of each part (training,
                         serving, auto, diagnostic) and the rule or hint that decided it
+  --show-skipped        text: list each object of a kind kubegap does not evaluate
+                        (default: one line counting them by kind)
+  --color WHEN          auto (default: colour on a terminal, never with NO_COLOR),
+                        always or never
 
 Files that cannot be read (invalid YAML, no apiVersion/kind, a field of the wrong type,
 a quantity such as "$GPUS") are listed on stderr as FILE:LINE: MESSAGE, and in the json
@@ -105,6 +114,15 @@ Exit codes: 0 no findings (or findings without --fail-on-findings), 1 findings w
 --fail-on-findings, 2 usage or input errors (after the report; input errors win over 1).
 )";
 
+constexpr const char* kCompletionHelp = R"(Usage: kubegap-webhook completion bash|zsh
+
+Prints a shell completion script (commands, flags, their values, case and check ids).
+
+  source <(kubegap-webhook completion bash)                      # this bash session
+  kubegap-webhook completion bash > /usr/share/bash-completion/completions/kubegap-webhook
+  kubegap-webhook completion zsh > "${fpath[1]}/_kubegap-webhook"  # zsh, then compinit
+)";
+
 constexpr const char* kCasesHelp = R"(Usage: kubegap-webhook cases [ID] [--output text|json]
 
 Without ID: for each check, its fix and the public incident cases it cites, in the
@@ -112,6 +130,67 @@ order it cites them (a warning prints the first), each with the one-line reason 
 backs the check. With a case id: that case in full (what its sources say, each figure
 with its URL, kept apart from our reading of it). With a check id: that check only.
 )";
+
+// The commands and their flags: the parsers' known flags and the shell completion both
+// come from this table.
+std::vector<CompletionCommand> command_table() {
+  using V = CompletionFlag::Value;
+  std::vector<std::string> ids;
+  for (const auto& check : check_registry()) ids.emplace_back(check.id);
+  for (const auto& c : case_library().cases()) ids.push_back(c.id);
+  std::vector<CompletionCommand> table = {
+      {"serve", "serve the webhook",
+       {{"--tls-cert", "", "serving certificate chain (PEM)", V::kFile, {}},
+        {"--tls-key", "", "its private key (PEM)", V::kFile, {}},
+        {"--listen", "", "HTTPS address HOST:PORT", V::kAny, {}},
+        {"--health-listen", "", "health and metrics address HOST:PORT", V::kAny, {}},
+        {"--policy", "-p", "policy YAML", V::kFile, {}},
+        {"--cluster-state", "", "PodDisruptionBudgets and Nodes from a file", V::kFile, {}},
+        {"--kubeconfig", "", "watch the cluster view through this kubeconfig", V::kFile, {}},
+        {"--cluster-sync-timeout", "", "seconds to wait for the cluster view", V::kAny, {}},
+        {"--threads", "", "I/O threads", V::kAny, {}},
+        {"--max-body-bytes", "", "request body limit", V::kAny, {}},
+        {"--shutdown-timeout", "", "drain bound in seconds", V::kAny, {}},
+        {"--reload-interval", "", "seconds between file checks", V::kAny, {}},
+        {"--log-level", "", "log level", V::kWords, {"trace", "debug", "info", "warn", "error", "off"}},
+        {"--log-format", "", "log format", V::kWords, {"text", "json"}}},
+       {},
+       false},
+      {"check", "check manifests offline",
+       {{"--policy", "-p", "policy YAML", V::kFile, {}},
+        {"--output", "-o", "report format", V::kWords, {"text", "json", "sarif"}},
+        {"--color", "", "colour", V::kWords, {"auto", "always", "never"}},
+        {"--fail-on-findings", "", "exit 1 when there is a finding", V::kNone, {}},
+        {"--explain", "", "the class of each part and why", V::kNone, {}},
+        {"--show-skipped", "", "list each skipped object", V::kNone, {}}},
+       {},
+       true},
+      {"cases", "the cases behind each check",
+       {{"--output", "-o", "format", V::kWords, {"text", "json"}}},
+       ids,
+       false},
+      {"completion", "print a shell completion script", {}, {"bash", "zsh"}, false},
+      {"version", "print the version", {}, {}, false},
+  };
+  std::vector<std::string> names;
+  for (const auto& c : table) names.push_back(c.name);
+  table.push_back({"help", "help for a command", {}, names, false});
+  return table;
+}
+
+// known_flags: the flags of `command` that take a value, without their dashes (what
+// FlagParser parses; switches are taken out before it).
+std::vector<std::string> known_flags(std::string_view command) {
+  for (const auto& c : command_table()) {
+    if (c.name != command) continue;
+    std::vector<std::string> out;
+    for (const auto& f : c.flags) {
+      if (f.value != CompletionFlag::Value::kNone) out.push_back(f.name.substr(2));
+    }
+    return out;
+  }
+  return {};
+}
 
 struct UsageError {
   std::string message;
@@ -224,10 +303,7 @@ net::awaitable<void> wait_for_sync(const ClusterWatcher& watcher, ReadinessState
 }
 
 int serve(const std::vector<std::string>& args) {
-  const FlagParser flags(args, {"tls-cert", "tls-key", "listen", "health-listen", "policy",
-                                "cluster-state", "kubeconfig", "cluster-sync-timeout", "threads",
-                                "max-body-bytes", "shutdown-timeout", "reload-interval",
-                                "log-level", "log-format"});
+  const FlagParser flags(args, known_flags("serve"));
   if (flags.help()) {
     std::cout << kServeHelp;
     return kExitOk;
@@ -344,30 +420,49 @@ int serve(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// use_colour: --color always|never|auto; auto is a terminal on stdout and no NO_COLOR
+// (https://no-color.org), so colour codes never land in a file or a pipe.
+bool use_colour(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  if (mode != "auto") throw UsageError{"flag --color: expected auto, always or never, got \"" + mode + "\""};
+  const char* no_color = std::getenv("NO_COLOR");
+  return ::isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
+}
+
 int check(const std::vector<std::string>& args) {
+  // Flags without a value; every other "--flag" takes the next argument (or =value).
+  const std::vector<std::string> switches = {"--fail-on-findings", "--explain", "--show-skipped", "--help", "-h"};
+  const auto is_switch = [&](const std::string& arg) {
+    return std::find(switches.begin(), switches.end(), arg) != switches.end();
+  };
   std::vector<std::string> paths;
   std::vector<std::string> flag_args;
+  std::vector<std::string> set_switches;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "-" || (arg.rfind("--", 0) != 0 && arg != "-h")) {  // -h: help, as in every command
-      if (arg != "-" && !flag_args.empty() && flag_args.back().rfind("--", 0) == 0 &&
-          flag_args.back().find('=') == std::string::npos && flag_args.back() != "--fail-on-findings" && flag_args.back() != "--explain" &&
-          flag_args.back() != "--help") {
-        flag_args.push_back(arg);  // the value of the flag before it
-      } else {
-        paths.push_back(arg);
-      }
-    } else {
+    if (is_switch(arg)) {
+      (arg == "--help" || arg == "-h" ? flag_args : set_switches).push_back(arg);
+    } else if (arg.rfind("--", 0) == 0) {
       flag_args.push_back(arg);
+      if (arg.find('=') == std::string::npos && i + 1 < args.size()) flag_args.push_back(args[++i]);
+    } else {
+      paths.push_back(arg);  // a file, a directory, or - for stdin
     }
   }
-  const bool fail_on_findings = std::erase(flag_args, std::string("--fail-on-findings")) > 0;
-  const bool explain = std::erase(flag_args, std::string("--explain")) > 0;
-  const FlagParser flags(flag_args, {"policy", "output"});
+  const auto has = [&](const char* name) {
+    return std::find(set_switches.begin(), set_switches.end(), name) != set_switches.end();
+  };
+  const FlagParser flags(flag_args, known_flags("check"));
   if (flags.help()) {
     std::cout << kCheckHelp;
     return kExitOk;
   }
+  TextOptions text;
+  text.explain = has("--explain");
+  text.show_skipped = has("--show-skipped");
+  text.colour = use_colour(flags.get_or("color", "auto"));
+  const bool fail_on_findings = has("--fail-on-findings");
   const std::string output = flags.get_or("output", "text");
   if (output != "text" && output != "json" && output != "sarif") {
     throw UsageError{"flag --output: expected text, json or sarif, got \"" + output + "\""};
@@ -383,7 +478,7 @@ int check(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   // The report first, whatever could not be read: then every input error, and exit 2.
-  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, explain));
+  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, text));
   std::cout.flush();
   for (const auto& e : report.errors) std::cerr << "kubegap-webhook check: " << e.text() << "\n";
   if (!report.errors.empty()) return kExitUsage;
@@ -398,7 +493,7 @@ int cases(const std::vector<std::string>& args) {
     id = rest.front();
     rest.erase(rest.begin());
   }
-  const FlagParser flags(rest, {"output"});
+  const FlagParser flags(rest, known_flags("cases"));
   if (flags.help()) {
     std::cout << kCasesHelp;
     return kExitOk;
@@ -420,6 +515,18 @@ int cases(const std::vector<std::string>& args) {
     for (const auto& c : library.cases()) known += ", " + c.id;
     throw UsageError{"no case or check \"" + id + "\" (known: " + known + ")"};
   }
+  return kExitOk;
+}
+
+int completion(const std::vector<std::string>& args) {
+  if (!args.empty() && (args.front() == "--help" || args.front() == "-h")) {
+    std::cout << kCompletionHelp;
+    return kExitOk;
+  }
+  if (args.size() != 1) throw UsageError{"completion needs one shell: bash or zsh"};
+  const std::string script = completion_script(args.front(), "kubegap-webhook", command_table());
+  if (script.empty()) throw UsageError{"completion: no script for \"" + args.front() + "\" (bash or zsh)"};
+  std::cout << script;
   return kExitOk;
 }
 
@@ -469,6 +576,7 @@ int run_cli(const std::vector<std::string>& args) {
     if (command == "serve") return serve(rest);
     if (command == "cases") return cases(rest);
     if (command == "check") return check(rest);
+    if (command == "completion") return completion(rest);
     if (command == "version" || command == "--version") return version(rest);
     throw UsageError{"unknown command \"" + command + "\""};
   } catch (const UsageError& e) {

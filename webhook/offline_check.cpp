@@ -341,11 +341,45 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
   return report;
 }
 
-std::string render_text(const CheckReport& report, bool explain) {
+namespace {
+
+// Paint: ANSI colour around a piece of text, or the text alone.
+struct Paint {
+  bool on = false;
+  std::string operator()(std::string_view code, std::string_view text) const {
+    if (!on) return std::string(text);
+    return "\033[" + std::string(code) + "m" + std::string(text) + "\033[0m";
+  }
+};
+constexpr std::string_view kBold = "1", kDim = "2", kGreen = "32", kYellow = "1;33";
+
+// skipped_summary: "Service (3), ConfigMap (1)": each skipped kind once, with its count,
+// in the order first met.
+std::string skipped_summary(const std::vector<SkippedObject>& skipped) {
+  std::vector<std::pair<std::string, std::size_t>> kinds;
+  for (const auto& s : skipped) {
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == s.kind; });
+    if (it == kinds.end()) {
+      kinds.emplace_back(s.kind, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string out;
+  for (const auto& [kind, count] : kinds) {
+    out += (out.empty() ? "" : ", ") + kind + " (" + std::to_string(count) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const CheckReport& report, const TextOptions& options) {
+  const Paint paint{options.colour};
   std::ostringstream out;
   for (const auto& o : report.objects) {
-    out << object_title(o) << " (" << where(o.file, o.line) << ")\n";
-    if (explain) {
+    out << paint(kBold, object_title(o)) << " (" << where(o.file, o.line) << ")\n";
+    if (options.explain) {
       for (const auto& p : o.parts) {
         out << "  class " << (p.part.empty() ? "" : p.part + ": ")
             << (p.evaluated ? std::string(class_name(p.workload_class)) : "not evaluated") << " (" << p.why
@@ -353,20 +387,20 @@ std::string render_text(const CheckReport& report, bool explain) {
       }
     }
     if (std::none_of(o.findings.begin(), o.findings.end(), [](const Finding& f) { return warns(f); })) {
-      out << "  no findings\n";
+      out << "  " << paint(kGreen, "no findings") << "\n";
     }
     for (const auto& f : o.findings) {
       if (f.outcome == Outcome::kFinding && f.audit_only) {
-        out << "  " << f.check << ": (audit only) " << format_annotation(f) << "\n";
+        out << "  " << paint(kDim, f.check + ": (audit only) " + format_annotation(f)) << "\n";
         continue;
       }
       if (f.outcome != Outcome::kFinding) {
-        out << "  " << f.check << ": " << format_annotation(f) << "\n";
+        out << "  " << paint(kDim, f.check + ": " + format_annotation(f)) << "\n";
         continue;
       }
       std::string warning = format_warning(without_remedy(f));
       warning = warning.substr(warning.find(": ") + 2);  // the check id is printed in front
-      out << "  " << f.check << ": " << warning << "\n";
+      out << "  " << paint(kYellow, f.check) << ": " << warning << "\n";
       if (!f.remedy.empty()) out << "    fix: " << sanitize_text(f.remedy) << "\n";
       out << "    cases:";
       for (const auto& id : f.cases) out << " " << id;
@@ -374,16 +408,26 @@ std::string render_text(const CheckReport& report, bool explain) {
       out << "\n";
     }
   }
-  for (const auto& s : report.skipped) {
-    out << "skipped " << s.kind << " " << s.name << " (" << where(s.file, s.line) << "): not a kind kubegap evaluates\n";
+  // A directory of manifests holds many objects we do not evaluate (Services,
+  // ConfigMaps, ...): one line says so, unless they are asked for one by one.
+  if (options.show_skipped) {
+    for (const auto& s : report.skipped) {
+      out << "skipped " << s.kind << " " << s.name << " (" << where(s.file, s.line) << "): not a kind kubegap evaluates\n";
+    }
+  } else if (!report.skipped.empty()) {
+    out << paint(kDim, "skipped " + std::to_string(report.skipped.size()) +
+                           " object(s) of kinds kubegap does not evaluate: " + skipped_summary(report.skipped) +
+                           " (--show-skipped lists them)")
+        << "\n";
   }
   for (const auto& note : report.notes) out << "note: " << note << "\n";
-  out << report.objects.size() << " object(s) checked, " << report.finding_count() << " finding(s)";
-  if (!report.errors.empty()) out << ", " << report.errors.size() << " input error(s) (listed on stderr)";
+  std::ostringstream summary;
+  summary << report.objects.size() << " object(s) checked, " << report.finding_count() << " finding(s)";
+  if (!report.errors.empty()) summary << ", " << report.errors.size() << " input error(s) (listed on stderr)";
   if (report.budgets + report.nodes == 0) {
-    out << "; disruption-budget not evaluated (no PodDisruptionBudgets or Nodes in the input)";
+    summary << "; disruption-budget not evaluated (no PodDisruptionBudgets or Nodes in the input)";
   }
-  out << "\n";
+  out << paint(kBold, summary.str()) << "\n";
   return out.str();
 }
 

@@ -49,8 +49,13 @@ struct CheckReport {
 // still checked.
 CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy);
 
-// render_text: `explain` adds, under each object, the class of each part and why.
-std::string render_text(const CheckReport& report, bool explain = false);
+struct TextOptions {
+  bool explain = false;       // under each object, the class of each part and why
+  bool show_skipped = false;  // one line per skipped object instead of one summary line
+  bool colour = false;        // ANSI colour (the caller decides: a terminal, no NO_COLOR)
+};
+
+std::string render_text(const CheckReport& report, const TextOptions& options = {});
 std::string render_json(const CheckReport& report);
 // render_sarif: SARIF 2.1.0, one result per finding with its file and line.
 std::string render_sarif(const CheckReport& report);

@@ -362,8 +362,10 @@ r = json.load(open(sys.argv[1]))
 assert r["objects"] == [], r["objects"]
 assert [(s["kind"], s["name"], s["line"]) for s in r["skipped"]] == [("ConfigMap", "settings", 2), ("Widget", "gadget", 9)], r["skipped"]
 '
+expect 0 "^skipped 2 object\(s\) of kinds kubegap does not evaluate: ConfigMap \(1\), Widget \(1\) \(--show-skipped lists them\)$" \
+  "text: skipped kinds are summarised in one line, exit 0" -- "$fx/single/configmap.yaml"
 expect 0 "skipped Widget gadget \($fx/single/configmap.yaml:9\): not a kind kubegap evaluates" \
-  "text: skipped kinds are listed, exit 0" -- "$fx/single/configmap.yaml"
+  "text --show-skipped: each skipped object is listed, exit 0" -- --show-skipped "$fx/single/configmap.yaml"
 expect 0 "note: $fx/invalid/empty.yaml: no Kubernetes objects" "an empty file next to objects is a note, not an error" -- \
   "$fx/invalid/empty.yaml" "$fx/single/job.yaml"
 
@@ -461,6 +463,22 @@ print("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: laughs}\ndata:\n  " + "
 expect 2 "too many nodes" "a billion-laughs alias tree exits 2" -- "$tmp/laughs.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 1e999}\n' >"$tmp/huge.yaml"
 expect 0 "1 object" "an out-of-range number is read, not an unexpected error" -- "$tmp/huge.yaml"
+
+# Colour: only on a terminal (a pseudo-terminal from script(1) here), never with NO_COLOR,
+# and --color always|never overrides the terminal test.
+esc=$'\033['
+colour_on_tty() {  # colour_on_tty ENV...: 0 if check's output on a terminal has ANSI codes
+  env "$@" script -qec "$(printf '%q ' "$bin" check "$fx/single/job.yaml")" /dev/null </dev/null >"$tmp/tty" 2>&1
+  grep -qF "$esc" "$tmp/tty"
+}
+if colour_on_tty -u NO_COLOR; then pass "text on a terminal is coloured"; else fail "no colour on a terminal: $(cat -v "$tmp/tty")"; fi
+if colour_on_tty NO_COLOR=1; then fail "NO_COLOR=1 still coloured: $(cat -v "$tmp/tty")"; else pass "NO_COLOR turns colour off on a terminal"; fi
+run "$fx/single/job.yaml"
+if grep -qF "$esc" "$tmp/out"; then fail "colour codes in a file or pipe"; else pass "no colour codes when stdout is not a terminal"; fi
+run --color always manifests/examples/training-pod-gaps.yaml
+if grep -qF "${esc}1;33mcheckpoint-volume${esc}0m" "$tmp/out"; then pass "--color always colours the check id of a finding"
+else fail "--color always: $(cat -v "$tmp/out")"; fi
+expect 2 "flag --color: expected auto, always or never" "--color with a bad value exits 2" -- --color sometimes "$fx/single/job.yaml"
 
 echo "# $passes passed, $failures failed"
 [[ $failures -eq 0 ]]

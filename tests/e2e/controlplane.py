@@ -25,6 +25,7 @@ import ssl
 
 WEBHOOK_NAME = "kubegap.kubegap.io"
 ADMIN_TOKEN = "kubegap-e2e-admin-token"
+CANARY_NAMESPACE = "kubegap-canary"
 
 # What the webhook is registered for: Pods on CREATE, and the workload kinds of the
 # default policy on CREATE and UPDATE (manifests/ registers the same).
@@ -76,7 +77,7 @@ def log(message):
 
 
 class ControlPlane:
-    def __init__(self, bin_dir, webhook_binary, source_dir, keep=False):
+    def __init__(self, bin_dir, webhook_binary, source_dir, keep=False, audit_log=None):
         self.bin_dir = bin_dir
         self.webhook_binary = webhook_binary
         self.source_dir = source_dir
@@ -86,7 +87,9 @@ class ControlPlane:
         self.webhook_port = None
         self.webhook_health_port = None
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
-        self.audit_log = os.path.join(self.dir, "audit.log")
+        # The audit log lives in the temporary directory unless a path outside it is
+        # given (the demo's, which outlives the control plane).
+        self.audit_log = audit_log or os.path.join(self.dir, "audit.log")
         self.webhook_args = lambda: ()  # extra serve flags, e.g. ("--kubeconfig", path)
 
     # --- lifecycle -----------------------------------------------------------------
@@ -315,9 +318,11 @@ class ControlPlane:
             }],
         }
         self.kubectl("apply", "-f", "-", input=json.dumps(config))
-        self.kubectl("create", "namespace", "kubegap-canary", check=False)
+        # The canary: a GPU pod sent with a server dry-run (never stored) in its own
+        # namespace, so it is told apart from the user's pods in the audit log.
+        self.kubectl("create", "namespace", CANARY_NAMESPACE, check=False)
         canary = {"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": "canary", "namespace": "kubegap-canary"},
+                  "metadata": {"name": "canary", "namespace": CANARY_NAMESPACE},
                   "spec": {"containers": [{"name": "c", "image": "busybox",
                                            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
 
@@ -352,36 +357,70 @@ class ControlPlane:
         return out
 
 
-def demo(bin_dir, webhook_binary, source_dir):
-    """`./dev demo`: a local control plane with the webhook, until Ctrl-C."""
-    with ControlPlane(bin_dir, webhook_binary, source_dir) as cp:
-        examples = os.path.join(source_dir, "manifests", "examples")
-        kubectl = os.path.join(bin_dir, "kubectl")
-        print(f"""
+def demo_steps(examples):
+    """The demo's kubectl steps, in an order that works on a fresh control plane: each
+    (command, what it prints). tests/e2e/test_demo.py runs them and checks the warnings."""
+    return [
+        (f"kubectl apply --dry-run=server -f {examples}/training-pod-gaps.yaml",
+         "four kubegap warnings, one per check; nothing is stored"),
+        (f"kubectl apply -f {examples}/training-pod-gaps.yaml",
+         "the same four; the pod is stored, its audit event carries them"),
+        (f"kubectl apply --dry-run=server -f {examples}/training-pod-good.yaml",
+         "one: disruption-budget (no PodDisruptionBudget selects it yet)"),
+        (f"kubectl apply -f {examples}/pdb-good.yaml",
+         "a PodDisruptionBudget for app=llm-pretrain-good"),
+        (f"kubectl apply -f {examples}/training-pod-good.yaml",
+         "none: all four checks pass"),
+        (f"kubectl apply -f {examples}/crds-minimal.yaml",
+         "the PyTorchJob and JobSet kinds (schema-less CRDs)"),
+        (f"kubectl apply -f {examples}/pytorchjob-gaps.yaml",
+         "warnings that name the replicas"),
+    ]
+
+
+def demo_message(cp, kubectl, examples):
+    steps = "\n".join(f"  {command}\n      # {prints}" for command, prints in demo_steps(examples))
+    return f"""
 A local kube-apiserver (https://127.0.0.1:{cp.apiserver_port}) is calling kubegap-webhook
-(https://127.0.0.1:{cp.webhook_port}/validate, metrics http://127.0.0.1:{cp.webhook_health_port}/metrics).
-No scheduler or kubelet runs: pods are stored, never started.
+(https://127.0.0.1:{cp.webhook_port}/validate, metrics http://127.0.0.1:{cp.webhook_health_port}/metrics),
+which watches PodDisruptionBudgets and Nodes there. No scheduler or kubelet runs: pods are
+stored, never started. In another terminal:
 
   export KUBECONFIG={cp.kubeconfig}
   alias kubectl={kubectl}
-  kubectl apply -f {examples}/training-pod-gaps.yaml     # prints the kubegap warnings
-  kubectl apply -f {examples}/training-pod-good.yaml     # prints none
-  kubectl apply -f {examples}/crds-minimal.yaml          # PyTorchJob and JobSet kinds
-  kubectl apply -f {examples}/pytorchjob-gaps.yaml       # warnings name the replicas
-  kubectl apply --dry-run=server -f {examples}/training-pod-gaps.yaml
+{steps}
 
-The audit log ({cp.audit_log}) holds the annotations:
+The audit log ({cp.audit_log}) holds the same findings as annotations:
 
-  jq -c 'select(.objectRef.resource=="pods" and .verb=="create") | {{pod: .objectRef.name, annotations}}' {cp.audit_log}
+  jq -c 'select(.objectRef.resource=="pods" and .verb=="create" and .stage=="ResponseComplete") | {{pod: .objectRef.name, annotations}}' {cp.audit_log}
 
-Ctrl-C stops everything.
-""", flush=True)
-        try:
+Its pod {CANARY_NAMESPACE}/canary is the demo's own start-up probe: a server dry-run, never
+stored, sent until the API server was calling the webhook.
+
+Ctrl-C stops everything; the audit log is kept.
+"""
+
+
+def demo(bin_dir, webhook_binary, source_dir):
+    """`./dev demo`: a local control plane with the webhook, until Ctrl-C. The webhook
+    watches the control plane (--kubeconfig), so disruption-budget is evaluated too."""
+    audit_log = os.path.join(source_dir, "build", "demo-audit.log")
+    os.makedirs(os.path.dirname(audit_log), exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(audit_log)  # one demo's events per file
+    cp = ControlPlane(bin_dir, webhook_binary, source_dir, audit_log=audit_log)
+    cp.webhook_args = lambda: ("--kubeconfig", cp.kubeconfig)
+    try:
+        with cp:
+            examples = os.path.join(source_dir, "manifests", "examples")
+            print(demo_message(cp, os.path.join(bin_dir, "kubectl"), examples), flush=True)
             while all(p.poll() is None for p in cp.processes.values()):
                 time.sleep(1)
             log("a process of the control plane exited; stopping")
-        except KeyboardInterrupt:
-            pass
+    finally:
+        # Ctrl-C and SIGTERM arrive as SystemExit from the control plane's handler.
+        if os.path.exists(audit_log):
+            print(f"stopped; the audit log is kept in {audit_log}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ fi
 
 got=$(mktemp)
 trap 'rm -f "$got"' EXIT
-"$bin" check --output text "$fx" >"$got" 2>&1
+"$bin" check --output text --show-skipped "$fx" >"$got" 2>&1
 rc=$?
 if [[ $rc -ne 0 && $rc -ne 1 ]]; then
   echo "FAIL - check exited $rc on the realistic fixtures"; cat "$got"; failures=$((failures + 1))

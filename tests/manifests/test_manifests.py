@@ -56,7 +56,7 @@ def run(args, input=None, env=None, check=True):
 def copy_manifests(dest):
     """manifests/ without anything generate.sh made in the source tree."""
     shutil.copytree(os.path.join(SOURCE, "manifests"), dest,
-                    ignore=shutil.ignore_patterns("certs", "cabundle-patch.yaml*"))
+                    ignore=shutil.ignore_patterns("certs", "generated-by-generate.sh", "cabundle-patch.yaml*"))
     return dest
 
 
@@ -181,7 +181,7 @@ class Test1Rendered(unittest.TestCase):
         path = os.path.join(TMP, "policy.yaml")
         with open(path, "w") as f:
             f.write(policy)
-        certs = os.path.join(TMP, "manifests", "overlays", "self-signed", "certs")
+        certs = os.path.join(TMP, "manifests", "overlays", "self-signed", "generated-by-generate.sh")
         proc = subprocess.Popen([WEBHOOK, "serve", "--tls-cert", os.path.join(certs, "tls.crt"),
                                  "--tls-key", os.path.join(certs, "tls.key"), "--policy", path,
                                  "--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0",
@@ -352,7 +352,7 @@ class Test1Rendered(unittest.TestCase):
              "self-signed adds the Secret, cert-manager two Issuers and two Certificates")
 
     def test_self_signed_secret_and_ca_bundle(self):
-        certs = os.path.join(TMP, "manifests", "overlays", "self-signed", "certs")
+        certs = os.path.join(TMP, "manifests", "overlays", "self-signed", "generated-by-generate.sh")
         secret = one("self-signed", "Secret", "kubegap-webhook-tls")
         self.assertEqual(secret["type"], "kubernetes.io/tls")
         self.assertEqual(set(secret["data"]), {"tls.crt", "tls.key", "ca.crt"})
@@ -381,10 +381,11 @@ class Test1Rendered(unittest.TestCase):
         overlay = os.path.join(manifests, "overlays", "self-signed")
         failed = run([kubectl_path(), "kustomize", overlay], check=False)
         self.assertNotEqual(failed.returncode, 0, "without generate.sh the overlay does not render")
-        self.assertIn("certs/tls.crt", failed.stderr)
+        # Kustomize prints no message of ours; the missing directory's name says what to run.
+        self.assertIn("self-signed/generated-by-generate.sh: no such file or directory", failed.stderr)
 
         generate(manifests)
-        certs = os.path.join(overlay, "certs")
+        certs = os.path.join(overlay, "generated-by-generate.sh")
 
         def read(name):
             with open(os.path.join(certs, name), "rb") as f:
@@ -416,6 +417,25 @@ class Test1Rendered(unittest.TestCase):
         self.assertEqual(bundle, read("ca.crt") + second["ca.crt"], "the next rotation drops the oldest CA")
         note("generate.sh: the overlay does not render without it; a rerun keeps the certificates; --force "
              "rotates, and the caBundle trusts the new and the previous CA (both serving certificates verify)")
+
+    def test_self_signed_generate_moves_the_old_layout(self):
+        """Files made by an older generate.sh (certs/ and cabundle-patch.yaml beside it)
+        are moved, so the CA the cluster already trusts is kept."""
+        manifests = copy_manifests(os.path.join(TMP, "old-layout"))
+        overlay = os.path.join(manifests, "overlays", "self-signed")
+        old = os.path.join(overlay, "certs")
+        run([os.path.join(SOURCE, "certs", "gen-certs.sh"), "--out", old])
+        with open(os.path.join(overlay, "cabundle-patch.yaml"), "w") as f:
+            f.write("# old\n")
+        with open(os.path.join(old, "ca.crt"), "rb") as f:
+            ca = f.read()
+        generate(manifests)
+        self.assertFalse(os.path.exists(old))
+        self.assertFalse(os.path.exists(os.path.join(overlay, "cabundle-patch.yaml")))
+        with open(os.path.join(overlay, "generated-by-generate.sh", "ca.crt"), "rb") as f:
+            self.assertEqual(f.read(), ca, "the CA is kept")
+        vwc = [o for o in to_objects(kustomize(overlay)) if o["kind"] == "ValidatingWebhookConfiguration"][0]
+        self.assertEqual(base64.b64decode(vwc["webhooks"][0]["clientConfig"]["caBundle"]), ca)
 
     def test_cert_manager_issuers_certificate_and_injection(self):
         issuers = {o["metadata"]["name"]: o for o in objects("cert-manager", "Issuer")}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes the inputs of the self-signed overlay, next to this script:
-#   certs/ca.crt, certs/tls.crt, certs/tls.key   the Secret kubegap-webhook-tls
-#   cabundle-patch.yaml                          the webhook configuration's caBundle
+# Makes the inputs of the self-signed overlay in generated-by-generate.sh/ next to this script:
+#   ca.crt, tls.crt, tls.key   the Secret kubegap-webhook-tls
+#   cabundle-patch.yaml        the webhook configuration's caBundle
 # with certs/gen-certs.sh (an ECDSA P-256 CA and a serving certificate for
 # kubegap-webhook.kubegap-system.svc). Then: kubectl apply -k manifests/overlays/self-signed
 #
@@ -11,15 +11,15 @@
 # rewritten (safe to run again). --force rotates: a new CA and serving certificate. The
 # caBundle then holds the new CA AND the previous one (certs/ca-previous.crt), so while
 # the kubelet swaps the mounted files the API server trusts the old and the new serving
-# certificate alike; the next rotation drops the older CA.
+# certificate alike (ca-previous.crt); the next rotation drops the older CA.
 # KUBEGAP_GEN_CERTS names the gen-certs.sh to use (default: the repository's).
 # The generated files hold a private key: they are git-ignored; never commit them.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 gen=${KUBEGAP_GEN_CERTS:-$here/../../../certs/gen-certs.sh}
-certs=$here/certs
-patch=$here/cabundle-patch.yaml
+certs=$here/generated-by-generate.sh
+patch=$certs/cabundle-patch.yaml
 service=kubegap-webhook
 namespace=kubegap-system
 force=0
@@ -36,6 +36,14 @@ while (($#)); do
   esac
 done
 [[ -x $gen ]] || { echo "generate.sh: $gen not found or not executable (set KUBEGAP_GEN_CERTS)" >&2; exit 1; }
+
+# Before 0.2 the files were in certs/ and cabundle-patch.yaml beside this script: move
+# them, so the CA (and what trusts it) survives the upgrade.
+if [[ -d $here/certs && ! -e $certs ]]; then
+  mv "$here/certs" "$certs"
+  rm -f "$here/cabundle-patch.yaml"
+  echo "generate.sh: moved $here/certs to $certs" >&2
+fi
 
 have_certs=0
 [[ -f $certs/ca.crt && -f $certs/tls.crt && -f $certs/tls.key ]] && have_certs=1

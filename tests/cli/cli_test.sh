@@ -112,6 +112,11 @@ for check in doc["checks"]:
 PY
 then pass "README's case list and check table match cases"; else fail "README's case list and check table differ from cases"; fi
 
+# Every relative link in the README names a file in the repository.
+missing=$(cd "$src" && grep -ohE '\]\([^)#]+' README.md | sed 's/^](//' | grep -v '^https\?:' | sort -u |
+  while read -r f; do [[ -e $f ]] || echo "$f"; done)
+if [[ -z $missing ]]; then pass "the README's relative links all resolve"; else fail "README links to missing files: $missing"; fi
+
 # serve: ephemeral ports, JSON logs, one review over TLS, then SIGTERM.
 "$bin" serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 \
   --health-listen 127.0.0.1:0 --threads 2 --log-format json 2>"$tmp/serve.log" &

@@ -50,9 +50,15 @@ class Demo(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # SIGTERM, not SIGKILL: the demo's handler stops etcd, kube-apiserver and the
+        # webhook (they run in their own sessions and would outlive a killed parent).
         if cls.demo.poll() is None:
-            cls.demo.kill()
-            cls.demo.wait()
+            cls.demo.terminate()
+            try:
+                cls.demo.wait(60)
+            except subprocess.TimeoutExpired:
+                cls.demo.kill()
+                cls.demo.wait()
 
     def printed(self, pattern):
         m = re.search(pattern, self.message, re.M)
@@ -91,6 +97,16 @@ class Demo(unittest.TestCase):
             ("crds-minimal.yaml", False): set(),
             ("pytorchjob-gaps.yaml", False): ALL_CHECKS,
         }
+        # The README shows the same steps (relative paths) and the first step's warnings.
+        with open(os.path.join(SOURCE, "README.md")) as f:
+            readme = f.read()
+        examples = os.path.join(SOURCE, "manifests", "examples") + "/"
+        for command in steps:
+            self.assertIn("  " + command.replace(examples, "manifests/examples/") + "\n", readme,
+                          "README's demo steps differ from what ./dev demo prints")
+        readme_first = re.search(r"^\$ kubectl apply --dry-run=server -f manifests/examples/training-pod-gaps.yaml\n"
+                                 r"((?:Warning: .*\n)+)", readme, re.M)
+        self.assertIsNotNone(readme_first, "README: no captured output of the demo's first step")
         seen = set()
         for command in steps:
             key = (os.path.basename(command.split()[-1]), "--dry-run=server" in command)
@@ -107,6 +123,10 @@ class Demo(unittest.TestCase):
             self.assertEqual(checks, want[key], f"{command}:\n{r.stderr}")
             if key[0] == "pytorchjob-gaps.yaml":
                 self.assertIn("replica Master, replica Worker", r.stderr)
+            if command == steps[0]:
+                self.assertEqual(readme_first.group(1), "".join(l + "\n" for l in r.stderr.splitlines()
+                                                                   if l.startswith("Warning: ")),
+                                 "README's captured warnings differ from the demo's first step")
             seen |= checks
             log(f"{command.split()[-1]}: {sorted(checks)}")
         self.assertEqual(seen, ALL_CHECKS)

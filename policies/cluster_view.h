@@ -3,6 +3,8 @@
 // value. Sources (a file today; list+watch against the API server later) build a new
 // snapshot and swap it in; a review holds one snapshot for its whole evaluation.
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,17 +44,90 @@ struct ConfigMapInfo {
   StringMap data;
 };
 
-class ClusterSnapshot {
- public:
-  ClusterSnapshot() = default;
-  ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes,
-                  std::vector<ResourceClaimInfo> claims = {}, std::vector<ConfigMapInfo> config_maps = {});
+// The well-known zone label and its deprecated predecessor (still set by some clouds).
+inline constexpr std::array<std::string_view, 2> kZoneLabelKeys = {"topology.kubernetes.io/zone",
+                                                                  "failure-domain.beta.kubernetes.io/zone"};
 
-  // budgets_in: the PodDisruptionBudgets of one namespace (empty when none).
-  const std::vector<DisruptionBudget>& budgets_in(const std::string& namespace_name) const;
+// zone_label: a node's zone from its labels; nullptr when it has none.
+const std::string* zone_label(const StringMap& labels);
+
+// NodeSet: the cluster's Nodes, with what zone-spread asks of them precomputed once per
+// set, so a review costs the same with 3 nodes or 5,000: each node's zone, the number of
+// zones, and a label index (key=value -> the nodes carrying it, and the zones they span).
+class NodeSet {
+ public:
+  static constexpr int kUnzoned = -1;    // a node without a zone label
+  static constexpr int kSeveral = -2;    // nodes in more than one zone
+  // A posting list of the label index: sorted node positions and the zone they share.
+  struct Posting {
+    std::vector<std::uint32_t> nodes;
+    int zone = kUnzoned;  // a zone id, kSeveral, or kUnzoned when any node has none
+  };
+
+  NodeSet() = default;
+  explicit NodeSet(std::vector<NodeInfo> nodes);
+
   const std::vector<NodeInfo>& nodes() const { return nodes_; }
   const NodeInfo* node(const std::string& name) const;
-  std::size_t budget_count() const { return budget_count_; }
+  std::size_t zone_count() const { return zone_names_.size(); }
+  // zone: the zone id of the node at `position` (kUnzoned when it has no zone label).
+  int zone(std::size_t position) const { return node_zones_[position]; }
+  const std::string& zone_name(int zone) const { return zone_names_[static_cast<std::size_t>(zone)]; }
+  // labelled: the nodes carrying label key=value; nullptr when none do.
+  const Posting* labelled(std::string_view key, std::string_view value) const;
+
+ private:
+  std::vector<NodeInfo> nodes_;
+  std::vector<int> node_zones_;
+  std::vector<std::string> zone_names_;
+  std::unordered_map<std::string, std::size_t> by_name_;
+  std::unordered_map<std::string, Posting> by_label_;  // "key\0value" -> posting
+};
+
+// BudgetSet: the PodDisruptionBudgets, by namespace, indexed by one matchLabels pair of
+// each selector, so finding the budgets that select a pod looks at the pod's labels, not
+// at every budget of its namespace.
+class BudgetSet {
+ public:
+  BudgetSet() = default;
+  explicit BudgetSet(std::vector<DisruptionBudget> budgets);
+
+  std::size_t size() const { return count_; }
+  // budgets_in: the PodDisruptionBudgets of one namespace (empty when none).
+  const std::vector<DisruptionBudget>& budgets_in(const std::string& namespace_name) const;
+  // any_selects: whether a budget of the namespace selects a pod with these labels.
+  bool any_selects(const std::string& namespace_name, const StringMap& labels) const;
+
+ private:
+  struct Namespace {
+    std::vector<DisruptionBudget> budgets;
+    std::unordered_map<std::string, std::vector<std::uint32_t>> by_label;  // "key\0value"
+    std::vector<std::uint32_t> unindexed;  // no matchLabels: checked for every pod
+  };
+  std::unordered_map<std::string, Namespace> by_namespace_;
+  std::size_t count_ = 0;
+};
+
+class ClusterSnapshot {
+ public:
+  ClusterSnapshot() : ClusterSnapshot(std::vector<DisruptionBudget>{}, std::vector<NodeInfo>{}) {}
+  ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes,
+                  std::vector<ResourceClaimInfo> claims = {}, std::vector<ConfigMapInfo> config_maps = {});
+  // From shared halves: a live view publishing a Node change reuses its budgets, and
+  // the other way round.
+  ClusterSnapshot(std::shared_ptr<const BudgetSet> budgets, std::shared_ptr<const NodeSet> nodes);
+
+  const BudgetSet& budgets() const { return *budgets_; }
+  const NodeSet& node_set() const { return *nodes_; }
+  std::shared_ptr<const BudgetSet> shared_budgets() const { return budgets_; }
+  std::shared_ptr<const NodeSet> shared_nodes() const { return nodes_; }
+
+  const std::vector<DisruptionBudget>& budgets_in(const std::string& namespace_name) const {
+    return budgets_->budgets_in(namespace_name);
+  }
+  const std::vector<NodeInfo>& nodes() const { return nodes_->nodes(); }
+  const NodeInfo* node(const std::string& name) const { return nodes_->node(name); }
+  std::size_t budget_count() const { return budgets_->size(); }
   // device_classes: the device classes of a claim (or claim template) in a namespace;
   // nullptr when the snapshot does not know it.
   const std::vector<std::string>* device_classes(const std::string& namespace_name, const std::string& name,
@@ -61,12 +136,10 @@ class ClusterSnapshot {
   const StringMap* config_map(const std::string& namespace_name, const std::string& name) const;
 
  private:
+  std::shared_ptr<const BudgetSet> budgets_;
+  std::shared_ptr<const NodeSet> nodes_;
   std::unordered_map<std::string, std::vector<std::string>> claims_;  // claim_key -> classes
   std::unordered_map<std::string, StringMap> config_maps_;            // namespace/name -> data
-  std::unordered_map<std::string, std::vector<DisruptionBudget>> budgets_by_namespace_;
-  std::vector<NodeInfo> nodes_;
-  std::unordered_map<std::string, std::size_t> node_index_;
-  std::size_t budget_count_ = 0;
 };
 
 // ClusterView: where the webhook gets the current snapshot from. snapshot() returns

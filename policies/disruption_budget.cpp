@@ -15,11 +15,7 @@ std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckCo
   if (ctx.cluster == nullptr) {
     return not_evaluated(std::string(ctx.cluster_unavailable));
   }
-  const auto& budgets = ctx.cluster->budgets_in(ctx.object.namespace_name);
-  const bool protected_by_budget =
-      std::any_of(budgets.begin(), budgets.end(),
-                  [&](const DisruptionBudget& b) { return selects(b.selector, pod.labels); });
-  if (protected_by_budget) return std::nullopt;
+  if (ctx.cluster->budgets().any_selects(ctx.object.namespace_name, pod.labels)) return std::nullopt;
   // For pods of an operator or bare pods the API accepts only an integer minAvailable
   // (kubernetes.io, "Specifying a Disruption Budget for your Application"), so the
   // remedy names exactly that.

@@ -4,6 +4,8 @@
 // gangs; it asks that a restart is not forbidden from leaving the zone.
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <iterator>
 #include <set>
 
 #include "policies/checks.h"
@@ -12,20 +14,8 @@
 namespace kubegap {
 namespace {
 
-// The well-known zone label and its deprecated predecessor (still set by some clouds).
-constexpr std::array<std::string_view, 2> kZoneKeys = {"topology.kubernetes.io/zone",
-                                                       "failure-domain.beta.kubernetes.io/zone"};
-
 bool is_zone_key(const std::string& key) {
-  return std::find(kZoneKeys.begin(), kZoneKeys.end(), key) != kZoneKeys.end();
-}
-
-std::optional<std::string> zone_of(const StringMap& labels) {
-  for (const auto key : kZoneKeys) {
-    const auto it = labels.find(key);
-    if (it != labels.end()) return it->second;
-  }
-  return std::nullopt;
+  return std::find(kZoneLabelKeys.begin(), kZoneLabelKeys.end(), key) != kZoneLabelKeys.end();
 }
 
 // single_zone_of_term: the one zone a node selector term allows, when its In
@@ -86,32 +76,86 @@ bool pod_admits(const PodSpecView& pod, const NodeInfo& node) {
                      [&](const NodeSelectorTerm& t) { return term_admits(t, node); });
 }
 
-struct AdmittedZones {
-  std::set<std::string> zones;
+// Admitted: the nodes a pod's required selectors admit, summarised: how many, and the zone
+// they share (a zone id; NodeSet::kSeveral; NodeSet::kUnzoned when one has no zone). Once
+// the answer cannot be a single zone the count stops: it is printed only for a pin.
+struct Admitted {
   std::size_t nodes = 0;
-  bool all_zoned = true;
+  int zone = NodeSet::kUnzoned;
 };
 
-AdmittedZones admitted_zones(const PodSpecView& pod, const ClusterSnapshot& cluster) {
-  AdmittedZones result;
-  for (const auto& node : cluster.nodes()) {
-    if (!pod_admits(pod, node)) continue;
-    ++result.nodes;
-    if (const auto zone = zone_of(node.labels)) {
-      result.zones.insert(*zone);
-    } else {
-      result.all_zoned = false;
-    }
+void add_zone(Admitted& admitted, int zone) {
+  if (admitted.nodes++ == 0) {
+    admitted.zone = zone;
+  } else if (admitted.zone != zone && admitted.zone != NodeSet::kUnzoned) {
+    admitted.zone = zone == NodeSet::kUnzoned ? NodeSet::kUnzoned : NodeSet::kSeveral;
   }
-  return result;
 }
 
-std::size_t cluster_zone_count(const ClusterSnapshot& cluster) {
-  std::set<std::string> zones;
-  for (const auto& node : cluster.nodes()) {
-    if (const auto zone = zone_of(node.labels)) zones.insert(*zone);
+// term_candidates: the nodes a required term can admit, from the label index: the union
+// of the postings of its first In requirement on a label. nullopt: the term has none, so
+// it narrows nothing.
+std::optional<std::vector<std::uint32_t>> term_candidates(const NodeSelectorTerm& term, const NodeSet& set) {
+  for (const auto& requirement : term.match_expressions) {
+    if (requirement.op != "In") continue;
+    std::vector<std::uint32_t> out;
+    for (const auto& value : requirement.values) {
+      if (const auto* posting = set.labelled(requirement.key, value)) {
+        std::vector<std::uint32_t> merged;
+        std::set_union(out.begin(), out.end(), posting->nodes.begin(), posting->nodes.end(), std::back_inserter(merged));
+        out = std::move(merged);
+      }
+    }
+    return out;
   }
-  return zones.size();
+  return std::nullopt;
+}
+
+// admitted_nodes: the cost follows the pod's selectors, not the cluster: a nodeSelector
+// starts from its smallest posting list, required terms from their In requirements, and
+// only what no index narrows is scanned.
+Admitted admitted_nodes(const PodSpecView& pod, const NodeSet& set) {
+  const std::vector<std::uint32_t>* smallest = nullptr;
+  for (const auto& [key, value] : pod.node_selector) {
+    const auto* posting = set.labelled(key, value);
+    if (posting == nullptr) return {};  // no node carries this label
+    if (smallest == nullptr || posting->nodes.size() < smallest->size()) smallest = &posting->nodes;
+    if (pod.node_selector.size() == 1 && pod.required_node_terms.empty()) {
+      return {posting->nodes.size(), posting->zone};  // precomputed per label
+    }
+  }
+  std::optional<std::vector<std::uint32_t>> from_terms;
+  if (smallest == nullptr && !pod.required_node_terms.empty()) {
+    from_terms.emplace();
+    for (const auto& term : pod.required_node_terms) {
+      auto candidates = term_candidates(term, set);
+      if (!candidates) {
+        from_terms.reset();  // this term narrows nothing: scan every node
+        break;
+      }
+      std::vector<std::uint32_t> merged;
+      std::set_union(from_terms->begin(), from_terms->end(), candidates->begin(), candidates->end(),
+                     std::back_inserter(merged));
+      *from_terms = std::move(merged);
+    }
+    if (from_terms) smallest = &*from_terms;
+  }
+  Admitted admitted;
+  const auto consider = [&](std::size_t position) {
+    if (!pod_admits(pod, set.nodes()[position])) return true;
+    add_zone(admitted, set.zone(position));
+    return admitted.zone >= 0;  // stop once it cannot be one zone
+  };
+  if (smallest != nullptr) {
+    for (const auto position : *smallest) {
+      if (!consider(position)) break;
+    }
+  } else {
+    for (std::size_t position = 0; position < set.nodes().size(); ++position) {
+      if (!consider(position)) break;
+    }
+  }
+  return admitted;
 }
 
 constexpr std::string_view kCost = ": if that zone fails the job cannot restart in another zone";
@@ -126,7 +170,7 @@ Gap pinned(const std::string& zone, const std::string& how, const std::string& d
 std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext& ctx) {
   if (!pod.node_name.empty()) {
     const NodeInfo* node = ctx.cluster ? ctx.cluster->node(pod.node_name) : nullptr;
-    const auto zone = node ? zone_of(node->labels) : std::nullopt;
+    const std::string* zone = node ? zone_label(node->labels) : nullptr;
     const std::string where = zone ? " in zone \"" + *zone + "\"" : "";
     return Gap{Outcome::kFinding,
                "bound to node \"" + pod.node_name + "\"" + where +
@@ -134,7 +178,7 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
                "bound to node " + pod.node_name + " by nodeName",
                "replace nodeName with a nodeSelector or affinity that more than one zone satisfies"};
   }
-  for (const auto key : kZoneKeys) {
+  for (const auto key : kZoneLabelKeys) {
     const auto it = pod.node_selector.find(key);
     if (it != pod.node_selector.end()) {
       return pinned(it->second, "nodeSelector", " " + it->first,
@@ -147,11 +191,11 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
   // With the cluster's nodes: a selector on, say, a GPU pool that exists in one zone pins
   // the pod as surely as a zone label. Only when the cluster has other zones to offer.
   const bool constrained = !pod.node_selector.empty() || !pod.required_node_terms.empty();
-  if (ctx.cluster != nullptr && constrained) {
-    const auto admitted = admitted_zones(pod, *ctx.cluster);
-    if (admitted.nodes > 0 && admitted.all_zoned && admitted.zones.size() == 1 &&
-        cluster_zone_count(*ctx.cluster) > 1) {
-      const std::string& zone = *admitted.zones.begin();
+  if (ctx.cluster != nullptr && constrained && ctx.cluster->node_set().zone_count() > 1) {
+    const NodeSet& set = ctx.cluster->node_set();
+    const auto admitted = admitted_nodes(pod, set);
+    if (admitted.nodes > 0 && admitted.zone >= 0) {
+      const std::string& zone = set.zone_name(admitted.zone);
       return Gap{Outcome::kFinding,
                  "every node its node selector and affinity admit (" +
                      std::to_string(admitted.nodes) + ") is in zone \"" + zone + "\"" +

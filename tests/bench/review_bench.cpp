@@ -1,0 +1,205 @@
+// review_bench: what one review costs inside the webhook (decode, evaluate, encode; no TLS,
+// no HTTP, no log), and how that cost moves with the cluster's size and the object's.
+// Built in every tree; the figures mean something only in the release tree
+// (tests/bench/run-review-bench.sh). Prints tables; exits non-zero only on a wrong answer.
+//
+//   review_bench                 the tables
+//   review_bench --repeat N CASE for callgrind: N reviews of one case (pool, zone, pytorchjob,
+//                                4k, 64k, 1m), in the large view for pool/zone/pytorchjob
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policies/cluster_view.h"
+#include "policies/policy.h"
+#include "webhook/review_handler.h"
+
+namespace {
+
+using kubegap::ClusterSnapshot;
+using kubegap::DisruptionBudget;
+using kubegap::NodeInfo;
+
+constexpr const char* kNamespace = "ml-research";
+
+// A node of a GPU cluster: 30 labels, as cloud providers and GPU operators set them.
+NodeInfo make_node(int i, int zones, int pools) {
+  NodeInfo node;
+  node.name = "node-" + std::to_string(i);
+  node.labels = {{"kubernetes.io/hostname", node.name},
+                 {"kubernetes.io/os", "linux"},
+                 {"kubernetes.io/arch", "amd64"},
+                 {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % zones)},
+                 {"topology.kubernetes.io/region", "region-1"},
+                 {"pool", "pool-" + std::to_string(i % pools)},
+                 {"node.kubernetes.io/instance-type", "p5.48xlarge"},
+                 {"nvidia.com/gpu.present", "true"},
+                 {"nvidia.com/gpu.count", "8"},
+                 {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}};
+  for (int l = static_cast<int>(node.labels.size()); l < 30; ++l) {
+    node.labels.emplace("example.com/label-" + std::to_string(l), "value-" + std::to_string(l));
+  }
+  return node;
+}
+
+std::shared_ptr<const ClusterSnapshot> make_view(int nodes, int budgets) {
+  std::vector<NodeInfo> node_list;
+  for (int i = 0; i < nodes; ++i) node_list.push_back(make_node(i, 3, std::max(1, std::min(50, nodes))));
+  std::vector<DisruptionBudget> budget_list;
+  for (int i = 0; i < budgets; ++i) {
+    kubegap::LabelSelector selector;
+    selector.match_labels = {{"app", "job-" + std::to_string(i)}};
+    budget_list.push_back({kNamespace, "pdb-" + std::to_string(i), selector});
+  }
+  return std::make_shared<const ClusterSnapshot>(std::move(budget_list), std::move(node_list));
+}
+
+std::string review(const std::string& group, const std::string& kind, const std::string& resource,
+                   const std::string& object) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",)"
+         R"("kind":{"group":")" + group + R"(","version":"v1","kind":")" + kind + R"("},)"
+         R"("resource":{"group":")" + group + R"(","version":"v1","resource":")" + resource + R"("},)"
+         R"("namespace":")" + std::string(kNamespace) + R"(","operation":"CREATE",)"
+         R"("userInfo":{"username":"alice"},"object":)" + object + R"(,"oldObject":null,"dryRun":false}})";
+}
+
+std::string container(int i, int env_vars) {
+  std::string env;
+  for (int e = 0; e < env_vars; ++e) {
+    env += std::string(e ? "," : "") + R"({"name":"VAR_)" + std::to_string(e) + R"(","value":")" +
+           std::string(40, 'x') + R"("})";
+  }
+  return R"({"name":"trainer-)" + std::to_string(i) +
+         R"(","image":"nvcr.io/nvidia/pytorch:24.05-py3","command":["torchrun","--nproc-per-node=8","train.py","--save-dir=/checkpoints"],)"
+         R"("env":[)" + env + R"(],"resources":{"limits":{"nvidia.com/gpu":"8"}},)"
+         R"("volumeMounts":[{"name":"ckpt","mountPath":"/checkpoints"}]})";
+}
+
+std::string pod_spec(const std::string& selector, int containers, int env_vars) {
+  std::string list;
+  for (int i = 0; i < containers; ++i) list += std::string(i ? "," : "") + container(i, env_vars);
+  return R"({"containers":[)" + list + R"(],"volumes":[{"name":"ckpt","persistentVolumeClaim":{"claimName":"ckpt"}}],)"
+         R"("nodeSelector":)" + selector + R"(,"restartPolicy":"Never"})";
+}
+
+std::string pod(const std::string& selector, int containers = 1, int env_vars = 0) {
+  return review("", "Pod", "pods",
+                R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml-research","labels":{"app":"job-x"}},"spec":)" +
+                    pod_spec(selector, containers, env_vars) + "}");
+}
+
+std::string pytorchjob() {
+  std::string replicas;
+  const char* types[] = {"Master", "Worker", "Evaluator", "Launcher"};
+  for (int i = 0; i < 4; ++i) {
+    replicas += std::string(i ? "," : "") + "\"" + types[i] + R"(":{"replicas":)" + (i == 1 ? "16" : "1") +
+                R"(,"template":{"metadata":{"labels":{"app":"job-x"}},"spec":)" +
+                pod_spec(R"({"pool":"pool-7"})", 1, 0) + "}}";
+  }
+  return review("kubeflow.org", "PyTorchJob", "pytorchjobs",
+                R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ml-research"},)"
+                R"("spec":{"pytorchReplicaSpecs":{)" + replicas + "}}}");
+}
+
+// A pod of about `bytes`: more containers and env vars as it grows.
+std::string pod_of_size(std::size_t bytes) {
+  const int per_container = 40;  // env vars
+  const std::size_t container_bytes = container(0, per_container).size() + 1;
+  const int containers = std::max(1, static_cast<int>(bytes / container_bytes));
+  return pod(R"({"pool":"pool-7"})", containers, per_container);
+}
+
+struct Case {
+  std::string name;
+  std::string body;
+};
+
+std::vector<Case> view_cases() {
+  return {{"GPU pod, pool nodeSelector", pod(R"({"pool":"pool-7"})")},
+          {"GPU pod, zone-pinned", pod(R"({"topology.kubernetes.io/zone":"zone-1"})")},
+          {"PyTorchJob, 4 replica types", pytorchjob()}};
+}
+
+std::vector<Case> size_cases() {
+  return {{"4k", pod_of_size(4 * 1024)}, {"64k", pod_of_size(64 * 1024)}, {"1m", pod_of_size(1024 * 1024)}};
+}
+
+// median_us: the median time of one call of `fn`, over batches lasting about 20 ms each.
+double median_us(const std::function<void()>& fn, int batches = 15) {
+  using clock = std::chrono::steady_clock;
+  int per_batch = 1;
+  for (;;) {  // calibrate
+    const auto start = clock::now();
+    for (int i = 0; i < per_batch; ++i) fn();
+    if (clock::now() - start > std::chrono::milliseconds(20) || per_batch >= (1 << 20)) break;
+    per_batch *= 2;
+  }
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    const auto start = clock::now();
+    for (int i = 0; i < per_batch; ++i) fn();
+    samples.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count() / per_batch);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+void expect_evaluated(const kubegap::ReviewHandler& handler, const Case& c) {
+  const auto result = handler.handle(c.body);
+  if (result.status != 200 || !result.evaluated) {
+    std::cerr << "review_bench: " << c.name << " was not evaluated: " << result.error << "\n";
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const kubegap::PolicyStore policies(kubegap::default_policy());
+  const kubegap::StaticClusterView small(make_view(3, 3));
+  const kubegap::StaticClusterView large(make_view(5000, 10000));
+  const kubegap::ReviewHandler in_small(policies, small);
+  const kubegap::ReviewHandler in_large(policies, large);
+
+  if (argc == 4 && std::string(argv[1]) == "--repeat") {
+    const int n = std::atoi(argv[2]);
+    const std::string which = argv[3];
+    std::map<std::string, std::string> bodies = {{"pool", view_cases()[0].body},
+                                                 {"zone", view_cases()[1].body},
+                                                 {"pytorchjob", view_cases()[2].body}};
+    for (auto& c : size_cases()) bodies[c.name] = c.body;
+    if (!bodies.count(which)) {
+      std::cerr << "review_bench: no case " << which << "\n";
+      return 2;
+    }
+    std::size_t sink = 0;
+    for (int i = 0; i < n; ++i) sink += in_large.handle(bodies[which]).body.size();
+    std::printf("%zu bytes answered\n", sink);
+    return 0;
+  }
+
+  std::printf("review cost in-process (decode + evaluate + encode, median of 15 batches)\n\n");
+  std::printf("| review | 3 nodes, 3 PDBs | 5,000 nodes (30 labels), 10,000 PDBs | ratio (target <= 1.2) |\n");
+  std::printf("|---|---|---|---|\n");
+  for (const auto& c : view_cases()) {
+    expect_evaluated(in_small, c);
+    expect_evaluated(in_large, c);
+    const double a = median_us([&] { (void)in_small.handle(c.body); });
+    const double b = median_us([&] { (void)in_large.handle(c.body); });
+    std::printf("| %s | %.1f us | %.1f us | %.2f |\n", c.name.c_str(), a, b, b / a);
+  }
+  std::printf("\n| pod size | bytes | us per review | us per KiB |\n|---|---|---|---|\n");
+  for (const auto& c : size_cases()) {
+    expect_evaluated(in_small, c);
+    const double t = median_us([&] { (void)in_small.handle(c.body); }, 7);
+    std::printf("| %s | %zu | %.1f | %.2f |\n", c.name.c_str(), c.body.size(), t, t / (static_cast<double>(c.body.size()) / 1024.0));
+  }
+  return 0;
+}

@@ -1,5 +1,7 @@
 #include "policies/text.h"
 
+#include <cstring>
+
 #include <cstdint>
 
 namespace kubegap {
@@ -66,20 +68,51 @@ std::string describe_parts(const std::vector<std::string>& parts) {
 
 }  // namespace
 
+std::size_t invalid_utf8_at(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (i + 8 <= text.size()) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text.data() + i, 8);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    std::uint32_t rune = 0;
+    const std::size_t len = next_rune(text, i, rune);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 std::string sanitize_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());
+  std::size_t kept = 0;  // text[kept, i) is copied as it is, in one append
   for (std::size_t i = 0; i < text.size();) {
-    std::uint32_t rune = 0;
-    const std::size_t len = next_rune(text, i, rune);
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b >= 0x20 && b < 0x7F) {  // printable ASCII: nearly all of it
+      ++i;
+      continue;
+    }
+    std::uint32_t rune = b;
+    const std::size_t len = b < 0x80 ? 1 : next_rune(text, i, rune);
     if (len == 0 || is_control(rune)) {
+      out.append(text, kept, i - kept);
       out += '?';
       i += len == 0 ? 1 : len;
+      kept = i;
     } else {
-      out.append(text.substr(i, len));
       i += len;
     }
   }
+  out.append(text, kept, text.size() - kept);
   return out;
 }
 

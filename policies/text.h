@@ -15,6 +15,11 @@ namespace kubegap {
 inline constexpr std::size_t kMaxWarningRunes = 256;
 inline constexpr std::size_t kMaxAnnotationValueBytes = 1024;
 
+// invalid_utf8_at: the offset of the first byte that does not start a valid UTF-8
+// sequence (overlong forms, surrogates and code points above U+10FFFF are invalid);
+// npos when the text is valid. ASCII runs are checked eight bytes at a time.
+std::size_t invalid_utf8_at(std::string_view text);
+
 // sanitize_text: replaces control characters (C0, DEL, C1) and invalid UTF-8 with '?'.
 // The API server silently drops a warning that contains any of them.
 std::string sanitize_text(std::string_view text);

@@ -27,6 +27,7 @@ struct AdmissionRequest {
   std::string name;
   bool dry_run = false;
   const rapidjson::Value* object = nullptr;  // nullptr when absent or null
+  std::unique_ptr<char[]> document_text;  // the parsed body: `document`'s strings point into it
   std::unique_ptr<rapidjson::Document> document;
 };
 

@@ -396,18 +396,21 @@ int serve(const std::vector<std::string>& args) {
              {"policy", policy_file.value_or("built-in default")},
              {"cluster_view", cluster_source},
              {"threads", std::to_string(threads), false}});
+  flush_logs();
 
   net::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     readiness.mark_shutting_down();
     log_event(spdlog::level::info, "shutting down", {{"signal", std::to_string(signal), false}});
+    flush_logs();
     if (watcher != nullptr) watcher->stop();
     tls_watch->stop();
     if (policy_watch) policy_watch->stop();
     server.shutdown(shutdown_timeout, [&] {
       health.stop();
       log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});
+      flush_logs();
       ioc.stop();
     });
   });

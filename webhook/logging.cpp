@@ -1,13 +1,48 @@
 #include "webhook/logging.h"
 
+#include <cerrno>
+#include <chrono>
+#include <mutex>
+
+#include <unistd.h>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
 
 namespace kubegap {
 namespace {
 
 LogFormat g_format = LogFormat::kText;
+
+// BufferedStderrSink: lines are collected in memory and written to stderr in batches, one
+// write(2) per 64 KiB or per flush (every second, at once for warnings and errors, and at
+// exit), instead of a write and a flush per review. The cost: a crash loses at most the
+// last second of info lines.
+class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    buffer_.append(formatted.data(), formatted.size());
+    if (buffer_.size() >= kBatchBytes) flush_();
+  }
+
+  void flush_() override {
+    std::size_t done = 0;
+    while (done < buffer_.size()) {
+      const ssize_t n = ::write(STDERR_FILENO, buffer_.data() + done, buffer_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // stderr closed or full: drop the batch rather than block reviews
+      done += static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kBatchBytes = 64 * 1024;
+  std::string buffer_;
+};
 
 // text_value: quotes values with spaces, quotes or control characters, logfmt style.
 std::string text_value(const LogField& field) {
@@ -34,9 +69,11 @@ bool configure_logging(std::string_view level, LogFormat format) {
   const auto parsed = spdlog::level::from_str(std::string(level));
   if (parsed == spdlog::level::off && level != "off") return false;
   g_format = format;
-  auto logger = spdlog::stderr_logger_mt("kubegap");
+  auto logger = std::make_shared<spdlog::logger>("kubegap", std::make_shared<BufferedStderrSink>());
   spdlog::set_default_logger(logger);
   spdlog::set_level(parsed);
+  logger->flush_on(spdlog::level::warn);
+  spdlog::flush_every(std::chrono::seconds(1));  // spdlog 1.10 counts in seconds
   if (format == LogFormat::kJson) {
     // log_event renders the fields; the pattern adds time and level around them.
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%v})", spdlog::pattern_time_type::utc);
@@ -72,5 +109,7 @@ void log_event(spdlog::level::level_enum level, std::string_view message,
   }
   spdlog::log(level, "{}", line);
 }
+
+void flush_logs() { spdlog::default_logger()->flush(); }
 
 }  // namespace kubegap

@@ -13,7 +13,9 @@ namespace kubegap {
 
 enum class LogFormat { kText, kJson };
 
-// configure_logging: level is trace|debug|info|warn|error|off; false if unknown.
+// configure_logging: level is trace|debug|info|warn|error|off; false if unknown. Lines
+// are written in batches (every second; warnings and errors at once): flush_logs() writes
+// what is pending, e.g. after "serving" so that whoever waits for it sees it.
 bool configure_logging(std::string_view level, LogFormat format);
 
 struct LogField {
@@ -25,5 +27,7 @@ struct LogField {
 // log_event: one line with a message and fields, in the configured format.
 void log_event(spdlog::level::level_enum level, std::string_view message,
                std::initializer_list<LogField> fields = {});
+
+void flush_logs();
 
 }  // namespace kubegap

@@ -131,24 +131,47 @@ std::vector<Case> size_cases() {
   return {{"4k", pod_of_size(4 * 1024)}, {"64k", pod_of_size(64 * 1024)}, {"1m", pod_of_size(1024 * 1024)}};
 }
 
-// median_us: the median time of one call of `fn`, over batches lasting about 20 ms each.
-double median_us(const std::function<void()>& fn, int batches = 15) {
+// per_batch: how many calls of `fn` take about 20 ms.
+int per_batch(const std::function<void()>& fn) {
   using clock = std::chrono::steady_clock;
-  int per_batch = 1;
-  for (;;) {  // calibrate
+  int n = 1;
+  for (;;) {
     const auto start = clock::now();
-    for (int i = 0; i < per_batch; ++i) fn();
-    if (clock::now() - start > std::chrono::milliseconds(20) || per_batch >= (1 << 20)) break;
-    per_batch *= 2;
+    for (int i = 0; i < n; ++i) fn();
+    if (clock::now() - start > std::chrono::milliseconds(20) || n >= (1 << 20)) return n;
+    n *= 2;
   }
-  std::vector<double> samples;
-  for (int b = 0; b < batches; ++b) {
-    const auto start = clock::now();
-    for (int i = 0; i < per_batch; ++i) fn();
-    samples.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count() / per_batch);
+}
+
+double batch_us(const std::function<void()>& fn, int n) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) fn();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / n;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// paired_us: the median time of one call of `a` and of `b`, their batches alternating
+// (A B A B ...) so that a noisy machine slows both alike and the ratio stays honest.
+std::pair<double, double> paired_us(const std::function<void()>& a, const std::function<void()>& b,
+                                    int batches = 21) {
+  const int na = per_batch(a), nb = per_batch(b);
+  std::vector<double> ta, tb;
+  for (int i = 0; i < batches; ++i) {
+    ta.push_back(batch_us(a, na));
+    tb.push_back(batch_us(b, nb));
   }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return {median(ta), median(tb)};
+}
+
+double median_us(const std::function<void()>& fn, int batches = 15) {
+  const int n = per_batch(fn);
+  std::vector<double> t;
+  for (int i = 0; i < batches; ++i) t.push_back(batch_us(fn, n));
+  return median(t);
 }
 
 void expect_evaluated(const kubegap::ReviewHandler& handler, const Case& c) {
@@ -185,14 +208,13 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  std::printf("review cost in-process (decode + evaluate + encode, median of 15 batches)\n\n");
+  std::printf("review cost in-process (decode + evaluate + encode, medians of 21 alternating batches of about 20 ms)\n\n");
   std::printf("| review | 3 nodes, 3 PDBs | 5,000 nodes (30 labels), 10,000 PDBs | ratio (target <= 1.2) |\n");
   std::printf("|---|---|---|---|\n");
   for (const auto& c : view_cases()) {
     expect_evaluated(in_small, c);
     expect_evaluated(in_large, c);
-    const double a = median_us([&] { (void)in_small.handle(c.body); });
-    const double b = median_us([&] { (void)in_large.handle(c.body); });
+    const auto [a, b] = paired_us([&] { (void)in_small.handle(c.body); }, [&] { (void)in_large.handle(c.body); });
     std::printf("| %s | %.1f us | %.1f us | %.2f |\n", c.name.c_str(), a, b, b / a);
   }
   std::printf("\n| pod size | bytes | us per review | us per KiB |\n|---|---|---|---|\n");

@@ -330,5 +330,23 @@ TEST(Text, AnnotationIsSanitizedAndBounded) {
   EXPECT_TRUE(ends_with(a, "..."));
 }
 
+
+// ---------------------------------------------------------------- invalid_utf8_at
+// The whole-body check decode_review runs before parsing: the offset of the first bad
+// byte, wherever the eight-byte ASCII steps land.
+TEST(InvalidUtf8At, FindsTheFirstBadByte) {
+  const std::string ascii(21, 'a');
+  EXPECT_EQ(invalid_utf8_at(""), std::string_view::npos);
+  EXPECT_EQ(invalid_utf8_at(ascii), std::string_view::npos);
+  EXPECT_EQ(invalid_utf8_at(ascii + "\xC3\xBC \xE6\x97\xA5 \xF0\x9F\x9A\x80" + ascii), std::string_view::npos);
+  EXPECT_EQ(invalid_utf8_at(ascii + "\xFF" + ascii), 21u);
+  EXPECT_EQ(invalid_utf8_at("\xFF"), 0u);
+  EXPECT_EQ(invalid_utf8_at(ascii.substr(0, 16) + "\xC0\xAF"), 16u);        // overlong '/'
+  EXPECT_EQ(invalid_utf8_at(ascii.substr(0, 7) + "\xED\xA0\x80"), 7u);      // a surrogate
+  EXPECT_EQ(invalid_utf8_at(ascii.substr(0, 9) + "\xF4\x90\x80\x80"), 9u);  // above U+10FFFF
+  EXPECT_EQ(invalid_utf8_at(ascii.substr(0, 3) + "\xE6\x97"), 3u);          // cut short at the end
+  EXPECT_EQ(invalid_utf8_at(ascii.substr(0, 8) + "\xE6\x97" + ascii), 8u);  // cut short mid-text
+}
+
 }  // namespace
 }  // namespace kubegap

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The performance harness (./dev bench; ctest's bench label with --quick): the in-process
+# review cost by cluster and object size (review_bench), then the webhook against the
+# transport floor, nginx with a fixed response (transport_bench.py). Builds the release
+# preset first: a sanitizer build's timings say nothing. Prints tables; fails only on a
+# wrong answer or a server that does not start, never on a figure.
+#   tests/bench/run-bench.sh SOURCE_DIR [--quick]
+set -euo pipefail
+src=$1
+shift
+cd "$src"
+cmake --preset release >/dev/null
+cmake --build --preset release --parallel "$(nproc)" >/dev/null
+build/release/review_bench
+exec python3 tests/bench/transport_bench.py build/release/kubegap-webhook "$src" "$@"

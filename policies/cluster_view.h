@@ -21,11 +21,13 @@ struct DisruptionBudget {
   std::string namespace_name;
   std::string name;
   std::optional<LabelSelector> selector;  // nullopt: null selector, selects nothing
+  bool operator==(const DisruptionBudget&) const = default;
 };
 
 struct NodeInfo {
   std::string name;
   StringMap labels;
+  bool operator==(const NodeInfo&) const = default;
 };
 
 // ResourceClaimInfo: a resource.k8s.io ResourceClaim or ResourceClaimTemplate, reduced to

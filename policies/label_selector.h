@@ -15,6 +15,7 @@ namespace kubegap {
 struct LabelSelector {
   StringMap match_labels;
   std::vector<Requirement> match_expressions;
+  bool operator==(const LabelSelector&) const = default;
 };
 
 // selects: whether `selector` selects an object carrying `labels`. A null selector

@@ -70,6 +70,7 @@ struct Requirement {
   std::string key;
   std::string op;
   std::vector<std::string> values;
+  bool operator==(const Requirement&) const = default;
 };
 
 struct NodeSelectorTerm {

@@ -83,6 +83,7 @@ struct Watched {
   ResourceStore<T> store;
   bool listed = false;
   std::shared_ptr<Stream> active;  // the watch connection, closed by stop()
+  bool dirty = false;              // changed since the last published snapshot
 };
 
 struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl> {
@@ -238,13 +239,17 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
         std::string error;
         switch (resource.store.apply_event(line, &error)) {
           case WatchResult::kChanged: changed = true; break;
+          case WatchResult::kUnchanged: break;  // e.g. a Node's status heartbeat
           case WatchResult::kBookmark: break;
           case WatchResult::kRelist: relist = true; break;
           case WatchResult::kError: problem = "watch event: " + error; break;
         }
       });
       if (!fits) problem = "watch event larger than the line limit";
-      if (changed) schedule_publish();
+      if (changed) {
+        resource.dirty = true;
+        schedule_publish();
+      }
     }
     co_return problem;
   }
@@ -272,6 +277,7 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
                     {{"resource", resource.name}, {"objects", std::to_string(resource.store.size()), false},
                      {"resource_version", resource.store.resource_version()}});
           metrics.cluster_synced(resource.name, resource.store.size());
+          resource.dirty = true;
           schedule_publish();
           continue;
         }
@@ -318,7 +324,16 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
   void publish() {
     if (!budgets.listed && !synced) return;
     if (!nodes.listed && !synced) return;
-    snapshot.store(std::make_shared<const ClusterSnapshot>(budgets.store.values(), nodes.store.values()));
+    // Only the half that changed is rebuilt (and re-indexed); the other is shared with the
+    // previous snapshot, so a PDB change does not copy 5,000 Nodes, nor the reverse.
+    const auto previous = snapshot.load();
+    auto budget_half = budgets.dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store.values())
+                                                  : previous->shared_budgets();
+    auto node_half = nodes.dirty || !previous ? std::make_shared<const NodeSet>(nodes.store.values())
+                                              : previous->shared_nodes();
+    budgets.dirty = nodes.dirty = false;
+    snapshot.store(std::make_shared<const ClusterSnapshot>(std::move(budget_half), std::move(node_half)));
+    metrics.cluster_published();
     metrics.cluster_objects(budgets.name, budgets.store.size());
     metrics.cluster_objects(nodes.name, nodes.store.size());
     if (!synced.exchange(true)) {

@@ -125,6 +125,10 @@ std::string Metrics::render() const {
          [](const ClusterResourceMetrics& m) { return m.watch_restarts.load(); });
     each("kubegap_cluster_view_errors_total", "counter", "Failed lists, watches and events.",
          [](const ClusterResourceMetrics& m) { return m.errors.load(); });
+    out << "# HELP kubegap_cluster_view_snapshots_total Cluster view snapshots published (events that "
+           "changed nothing the checks read publish none).\n"
+           "# TYPE kubegap_cluster_view_snapshots_total counter\n"
+           "kubegap_cluster_view_snapshots_total " << cluster_snapshots_.load() << "\n";
   }
   out << "# HELP kubegap_tls_certificate_expiry_timestamp_seconds When the serving certificate expires (Unix time).\n"
          "# TYPE kubegap_tls_certificate_expiry_timestamp_seconds gauge\n"

@@ -28,6 +28,9 @@ class Metrics {
   void cluster_watch_restarted(std::string_view resource);
   void cluster_error(std::string_view resource);
   void cluster_view_enabled() { cluster_view_.store(true); }
+  // cluster_published: a new snapshot was built (not when a watch event changed nothing).
+  void cluster_published() { cluster_snapshots_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t cluster_snapshots() const { return cluster_snapshots_.load(); }
 
   // Hot reloads (webhook/reloaders.h).
   void tls_certificate_loaded(std::int64_t not_after_unix) { tls_not_after_.store(not_after_unix); }
@@ -56,6 +59,7 @@ class Metrics {
   std::vector<std::atomic<std::uint64_t>> findings_;
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<std::uint64_t> connections_refused_{0};
+  std::atomic<std::uint64_t> cluster_snapshots_{0};
 
   static constexpr std::array<std::string_view, 2> kClusterResources = {"poddisruptionbudgets", "nodes"};
   struct ClusterResourceMetrics {

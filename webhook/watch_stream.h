@@ -38,6 +38,8 @@ class LineSplitter {
 
 enum class WatchResult {
   kChanged,   // ADDED, MODIFIED or DELETED changed the store
+  kUnchanged,  // ADDED or MODIFIED with nothing the checks read changed (a Node's status
+               // heartbeat, a PDB's status): the store and any snapshot stay as they are
   kBookmark,  // only the resourceVersion moved
   kRelist,    // 410 Gone / "too old resource version": list again
   kError,     // a malformed event or an ERROR status other than 410
@@ -145,7 +147,12 @@ WatchResult ResourceStore<T>::apply_event(std::string_view line, std::string* er
   T value = decode_(reader, *object, JsonPath{nullptr, "object"});
   if (!reader.ok()) return fail(reader.error());
   if (kind == "ADDED" || kind == "MODIFIED") {
-    items_.insert_or_assign(key_(value), std::move(value));
+    std::string key = key_(value);
+    if (const auto it = items_.find(key); it != items_.end() && it->second == value) {
+      if (!version.empty()) resource_version_ = version;
+      return WatchResult::kUnchanged;
+    }
+    items_.insert_or_assign(std::move(key), std::move(value));
   } else if (kind == "DELETED") {
     items_.erase(key_(value));
   } else {

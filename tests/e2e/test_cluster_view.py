@@ -119,6 +119,33 @@ class LiveClusterView(unittest.TestCase):
         free = gpu_pod("p4b", {"app": "gamma"}, node_selector={"pool": "cpu"})
         self.assertNotIn("zone-spread", dry_run_checks(free), "a pool spanning two zones is not a pin")
 
+    def test_4b_node_status_updates_publish_no_snapshot(self):
+        """A Node's status heartbeat (MODIFIED, labels unchanged) builds no new snapshot;
+        a label change does, and the checks see it."""
+        def snapshots():
+            return metric("kubegap_cluster_view_snapshots_total")
+
+        # Settled: no snapshot published for 1.5 s (the earlier tests' objects are in).
+        before = snapshots()
+        for _ in range(20):
+            time.sleep(1.5)
+            now = snapshots()
+            if now == before:
+                break
+            before = now
+        for i in range(5):
+            status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": f"beat-{i}",
+                                                 "lastHeartbeatTime": "2026-12-03T10:00:0%dZ" % i,
+                                                 "lastTransitionTime": "2026-12-03T10:00:00Z"}]}}
+            CP.kubectl("patch", "node", "gpu-a-1", "--subresource=status", "--type=merge", "-p", json.dumps(status))
+        time.sleep(1.5)  # well past the publish delay
+        self.assertEqual(snapshots(), before, "status-only Node updates published snapshots")
+        # A label change is published: the h100 pool now spans two zones.
+        CP.kubectl("label", "node", "gpu-a-2", "topology.kubernetes.io/zone=zone-b", "--overwrite")
+        pinned = gpu_pod("p4c", {"app": "gamma"}, node_selector={"pool": "h100"})
+        wait_until("label change seen", lambda: "zone-spread" not in dry_run_checks(pinned))
+        self.assertGreater(snapshots(), before)
+
     def setUp(self):
         # KUBEGAP_E2E_SCALE: 1 (default) everything, 0 without the scale test, only: the
         # scale test alone (ctest runs it with the benchmarks, so its figures are printed).
@@ -172,9 +199,13 @@ def webhook_rss_kib():
 
 
 def review_latencies(n):
-    """p50, p99 in microseconds of POSTing a real review straight to the webhook."""
-    with open(os.path.join(SOURCE, "tests", "fixtures", "reviews", "gpu-pod-gaps.json"), "rb") as f:
-        body = f.read()
+    """p50, p99 in microseconds of POSTing a real review straight to the webhook: a GPU
+    pod that selects a node pool (as most do), so zone-spread consults the nodes; a
+    zone-pinned pod would be answered from its spec alone."""
+    with open(os.path.join(SOURCE, "tests", "fixtures", "reviews", "gpu-pod-gaps.json")) as f:
+        review = json.load(f)
+    review["request"]["object"]["spec"]["nodeSelector"] = {"pool": "pool-7"}
+    body = json.dumps(review).encode()
     context = ssl.create_default_context(cafile=os.path.join(CP.webhook_certs, "ca.crt"))
     conn = http.client.HTTPSConnection("127.0.0.1", CP.webhook_port, context=context)
     samples = []

@@ -84,6 +84,7 @@ std::string describe(const ResourceStore<T>& store) {
 char letter(WatchResult result) {
   switch (result) {
     case WatchResult::kChanged: return 'C';
+    case WatchResult::kUnchanged: return 'U';
     case WatchResult::kBookmark: return 'B';
     case WatchResult::kRelist: return 'R';
     case WatchResult::kError: return 'E';
@@ -482,6 +483,27 @@ TEST(ResourceStoreEvents, NodeEventsTrackLabels) {
   EXPECT_EQ(apply_ok(store, event("MODIFIED", node_json("gpu-1", "53", "null"))), WatchResult::kChanged);
   EXPECT_EQ(apply_ok(store, event("DELETED", node_json("gpu-0", "54", "{}"))), WatchResult::kChanged);
   EXPECT_EQ(describe(store), "gpu-1 {}\n@54");
+}
+
+// A MODIFIED that changes nothing the checks read (a Node's status heartbeat, its
+// resourceVersion, a PDB's status) is kUnchanged: no new snapshot; the version still moves.
+TEST(ResourceStoreEvents, ModifiedWithSameLabelsOrSelectorIsUnchanged) {
+  NodeStore nodes = node_store();
+  list_once(nodes, R"({"kind":"NodeList","metadata":{"resourceVersion":"50"},"items":[)" +
+                       node_json("gpu-0", "40", R"({"topology.kubernetes.io/zone":"a","pool":"gpu"})") + "]}");
+  EXPECT_EQ(apply_ok(nodes, event("MODIFIED", node_json("gpu-0", "61", R"({"pool":"gpu","topology.kubernetes.io/zone":"a"})"))),
+            WatchResult::kUnchanged);
+  EXPECT_EQ(nodes.resource_version(), "61");
+  EXPECT_EQ(apply_ok(nodes, event("ADDED", node_json("gpu-0", "62", R"({"pool":"gpu","topology.kubernetes.io/zone":"a"})"))),
+            WatchResult::kUnchanged);
+  EXPECT_EQ(apply_ok(nodes, event("MODIFIED", node_json("gpu-0", "63", R"({"pool":"cpu","topology.kubernetes.io/zone":"a"})"))),
+            WatchResult::kChanged);
+  EXPECT_EQ(describe(nodes), "gpu-0 {pool=cpu,topology.kubernetes.io/zone=a,}\n@63");
+
+  BudgetStore budgets = budget_store();
+  list_once(budgets, pdb_list_page("200", "", {pdb_json("a", "x", "150", kJobSelector)}));
+  EXPECT_EQ(apply_ok(budgets, event("MODIFIED", pdb_json("a", "x", "201", kJobSelector))), WatchResult::kUnchanged);
+  EXPECT_EQ(apply_ok(budgets, event("MODIFIED", pdb_json("a", "x", "202", "{}"))), WatchResult::kChanged);
 }
 
 TEST(ResourceStoreEvents, BookmarkOnlyMovesTheResourceVersion) {

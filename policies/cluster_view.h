@@ -54,8 +54,9 @@ inline constexpr std::array<std::string_view, 2> kZoneLabelKeys = {"topology.kub
 const std::string* zone_label(const StringMap& labels);
 
 // NodeSet: the cluster's Nodes, with what zone-spread asks of them precomputed once per
-// set, so a review costs the same with 3 nodes or 5,000: each node's zone, the number of
-// zones, and a label index (key=value -> the nodes carrying it, and the zones they span).
+// set, so that for the common shapes (a pool nodeSelector, In affinity) a review does not
+// walk every node: each node's zone, the number of zones, and a label index (key=value ->
+// the nodes carrying it, and the zone they share).
 class NodeSet {
  public:
   static constexpr int kUnzoned = -1;    // a node without a zone label

@@ -37,11 +37,12 @@ std::string bash_script(std::string_view program, const std::vector<CompletionCo
   out << "# bash completion for " << program << ". Load it in this shell with\n"
       << "#   source <(" << program << " completion bash)\n"
       << "# or install it as /usr/share/bash-completion/completions/" << program << ".\n"
+      << "# One candidate per line (mapfile): a file name with spaces stays one candidate.\n"
       << fn << "() {\n"
       << "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command=${COMP_WORDS[1]}\n"
       << "  COMPREPLY=()\n"
       << "  if ((COMP_CWORD == 1)); then\n"
-      << "    COMPREPLY=($(compgen -W \"" << join(names) << " --help --version\" -- \"$cur\"))\n"
+      << "    mapfile -t COMPREPLY < <(compgen -W \"" << join(names) << " --help --version\" -- \"$cur\")\n"
       << "    return\n"
       << "  fi\n"
       << "  # The value of the flag before the cursor.\n"
@@ -54,10 +55,10 @@ std::string bash_script(std::string_view program, const std::vector<CompletionCo
       out << ")";
       switch (f.value) {
         case CompletionFlag::Value::kFile:
-          out << " compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
+          out << " compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n";
           break;
         case CompletionFlag::Value::kWords:
-          out << " COMPREPLY=($(compgen -W \"" << join(f.words) << "\" -- \"$cur\")); return ;;\n";
+          out << " mapfile -t COMPREPLY < <(compgen -W \"" << join(f.words) << "\" -- \"$cur\"); return ;;\n";
           break;
         default:
           out << " return ;;\n";  // a free value (an address, a number): nothing to offer
@@ -69,13 +70,13 @@ std::string bash_script(std::string_view program, const std::vector<CompletionCo
   for (const auto& c : commands) {
     out << "    " << c.name << ")\n"
         << "      if [[ $cur == -* ]]; then\n"
-        << "        COMPREPLY=($(compgen -W \"" << join(flag_names(c)) << "\" -- \"$cur\"))\n";
+        << "        mapfile -t COMPREPLY < <(compgen -W \"" << join(flag_names(c)) << "\" -- \"$cur\")\n";
     if (c.file_arguments) {
       out << "      else\n"
-          << "        compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))\n";
+          << "        compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n";
     } else if (!c.arguments.empty()) {
       out << "      elif ((COMP_CWORD == 2)); then\n"
-          << "        COMPREPLY=($(compgen -W \"" << join(c.arguments) << "\" -- \"$cur\"))\n";
+          << "        mapfile -t COMPREPLY < <(compgen -W \"" << join(c.arguments) << "\" -- \"$cur\")\n";
     }
     out << "      fi ;;\n";
   }

@@ -20,6 +20,11 @@ LogFormat g_format = LogFormat::kText;
 // exit), instead of a write and a flush per review. The cost: a crash loses at most the
 // last second of info lines.
 class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  // Whatever way the process ends normally (an exception out of serve included), the
+  // pending lines are written: spdlog does not flush a sink it destroys.
+  ~BufferedStderrSink() override { flush_(); }
+
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t formatted;
@@ -33,7 +38,7 @@ class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
     while (done < buffer_.size()) {
       const ssize_t n = ::write(STDERR_FILENO, buffer_.data() + done, buffer_.size() - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // stderr closed or full: drop the batch rather than block reviews
+      if (n <= 0) break;  // stderr closed (or non-blocking and full): drop the batch
       done += static_cast<std::size_t>(n);
     }
     buffer_.clear();

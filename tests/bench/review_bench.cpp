@@ -1,7 +1,8 @@
 // review_bench: what one review costs inside the webhook (decode, evaluate, encode; no TLS,
 // no HTTP, no log), and how that cost moves with the cluster's size and the object's.
 // Built in every tree; the figures mean something only in the release tree
-// (tests/bench/run-review-bench.sh). Prints tables; exits non-zero only on a wrong answer.
+// (tests/bench/run-bench.sh, ./dev bench). Prints tables; exits non-zero only when a review
+// is not evaluated (the findings themselves are the property tests' business).
 //
 //   review_bench                 the tables
 //   review_bench --repeat N CASE for callgrind: N reviews of one case (pool, zone, pytorchjob,

@@ -39,6 +39,11 @@ bash_expect "bash zsh" completion ""
 bash_expect "" serve --listen ""  # a free value: nothing to offer
 touch "$tmp/policy-a.yaml"
 bash_expect "$tmp/policy-a.yaml" check --policy "$tmp/policy-"
+# A file name with a space (and a glob character) is one candidate, as it is.
+touch "$tmp/my policy*.yaml"
+mapfile -t got < <(bash_complete check --policy "$tmp/my")
+if [[ ${#got[@]} -eq 1 && ${got[0]} == "$tmp/my policy*.yaml" ]]; then pass "bash: a file name with a space is one candidate"
+else fail "bash: file name with a space: got ${#got[@]} candidate(s): ${got[*]}"; fi
 
 # zsh: the script loaded after compinit in an interactive zsh on a pseudo-terminal; TAB
 # completes the line, and what the line became is read back.

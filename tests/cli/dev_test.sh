@@ -30,6 +30,11 @@ else fail "failing step: exit $rc, output: $out"; fi
 out=$(KUBEGAP_VERBOSE=1 in_dev 'step "verbose step" echo shown'); rc=$?
 if [[ $rc -eq 0 && $out == *shown* ]]; then pass "KUBEGAP_VERBOSE=1 shows a step's output"
 else fail "verbose: exit $rc, output: $out"; fi
+# ... on stderr: a step inside $(...) (the demo's control-plane build) must not add to
+# what the caller captures.
+out=$(KUBEGAP_VERBOSE=1 TMPDIR=$tmp bash -c "source '$src/dev'; step 'verbose step' echo shown" 2>/dev/null)
+if [[ -z $out ]]; then pass "KUBEGAP_VERBOSE=1 writes a step's output to stderr, not stdout"
+else fail "verbose step wrote to stdout: $out"; fi
 
 # Colour: never into a pipe; on a terminal (script(1)) unless NO_COLOR.
 esc=$'\033['

@@ -404,7 +404,8 @@ Ctrl-C stops everything; the audit log is kept.
 def demo(bin_dir, webhook_binary, source_dir):
     """`./dev demo`: a local control plane with the webhook, until Ctrl-C. The webhook
     watches the control plane (--kubeconfig), so disruption-budget is evaluated too."""
-    audit_log = os.environ.get("KUBEGAP_DEMO_AUDIT_LOG") or os.path.join(source_dir, "build", "demo-audit.log")
+    audit_log = os.path.abspath(os.environ.get("KUBEGAP_DEMO_AUDIT_LOG") or
+                                os.path.join(source_dir, "build", "demo-audit.log"))
     os.makedirs(os.path.dirname(audit_log), exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         os.remove(audit_log)  # one demo's events per file

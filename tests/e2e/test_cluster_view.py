@@ -133,6 +133,8 @@ class LiveClusterView(unittest.TestCase):
             if now == before:
                 break
             before = now
+        else:
+            self.fail("the view kept publishing snapshots for 30 s with nothing changing")
         for i in range(5):
             status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": f"beat-{i}",
                                                  "lastHeartbeatTime": "2026-12-03T10:00:0%dZ" % i,
@@ -145,6 +147,8 @@ class LiveClusterView(unittest.TestCase):
         pinned = gpu_pod("p4c", {"app": "gamma"}, node_selector={"pool": "h100"})
         wait_until("label change seen", lambda: "zone-spread" not in dry_run_checks(pinned))
         self.assertGreater(snapshots(), before)
+        CP.kubectl("label", "node", "gpu-a-2", "topology.kubernetes.io/zone=zone-a", "--overwrite")
+        wait_until("label restored", lambda: "zone-spread" in dry_run_checks(pinned))
 
     def setUp(self):
         # KUBEGAP_E2E_SCALE: 1 (default) everything, 0 without the scale test, only: the

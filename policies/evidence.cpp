@@ -13,16 +13,24 @@ constexpr std::array<std::string_view, 5> kShells = {"sh", "bash", "ash", "dash"
 constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", "then", "do", "else", "elif",
                                                         "done", "fi", "!", "{", "}", "time", "exec", "nohup", "for"};
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+// Case-insensitive (ASCII) comparisons without lowered copies: they run for every word
+// of every command line against every hint of the policy.
+bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
+
+bool icontains(std::string_view text, std::string_view needle) {
+  return std::search(text.begin(), text.end(), needle.begin(), needle.end(), iequal) != text.end();
 }
 
-std::string basename(std::string_view word) {
-  const auto slash = word.rfind('/');
-  return std::string(slash == std::string_view::npos ? word : word.substr(slash + 1));
+bool istarts_with(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), text.begin(), iequal);
 }
+
+std::string_view basename_view(std::string_view word) {
+  const auto slash = word.rfind('/');
+  return slash == std::string_view::npos ? word : word.substr(slash + 1);
+}
+
+std::string basename(std::string_view word) { return std::string(basename_view(word)); }
 
 bool is_keyword(std::string_view w) { return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end(); }
 
@@ -72,22 +80,26 @@ void add_command(CommandFacts& facts, const std::vector<std::string>& words) {
   }
 }
 
-// Patterns: a policy list lowered once per use, not once per word.
-class Patterns {
- public:
-  explicit Patterns(const std::vector<std::string>& patterns) {
-    for (const auto& p : patterns) lowered_.push_back(lower(p));
-  }
-  bool match(const std::string& lowered_text) const {
-    return std::any_of(lowered_.begin(), lowered_.end(),
-                       [&](const std::string& p) { return wildcard_match(p, lowered_text); });
-  }
+bool matches(const std::vector<std::string>& patterns, std::string_view text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return wildcard_match_icase(p, text); });
+}
 
- private:
-  std::vector<std::string> lowered_;
-};
+// flag_name: a word as a flag name: without leading dashes and any `=value`.
+std::string_view flag_name(std::string_view word) {
+  const auto eq = word.find('=');
+  if (eq != std::string_view::npos) word = word.substr(0, eq);
+  while (!word.empty() && word.front() == '-') word.remove_prefix(1);
+  return word;
+}
 
-bool matches(const std::vector<std::string>& patterns, const std::string& text) { return Patterns(patterns).match(text); }
+// same_flag: equal as normalized_flag would make them, without making them.
+bool same_flag(std::string_view a, std::string_view b) {
+  a = flag_name(a);
+  b = flag_name(b);
+  const auto fold = [](char c) { return c == '-' ? '_' : ascii_lower(c); };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+}
 
 // FlagValue: a flag name and its value, from `--name=value`, `name=value` or
 // `--name value`.
@@ -110,38 +122,34 @@ std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {
   return out;
 }
 
-// NameSet: a policy list of flag names, normalized once per call rather than once per
-// word (a hostile pod may carry many thousands of args).
+// NameSet: a policy list of flag names; a word is in it when it names one of them.
 class NameSet {
  public:
-  explicit NameSet(const std::vector<std::string>& names) {
-    for (const auto& n : names) names_.insert(normalized_flag(n));
+  explicit NameSet(const std::vector<std::string>& names) : names_(names) {}
+  bool contains(std::string_view word) const {
+    return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) { return same_flag(n, word); });
   }
-  bool contains(const std::string& normalized) const { return names_.contains(normalized); }
 
  private:
-  std::set<std::string, std::less<>> names_;
+  const std::vector<std::string>& names_;
 };
 
 bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
-  const std::string lowered = lower(text);
   return std::any_of(policy.checkpoint_path_hints.begin(), policy.checkpoint_path_hints.end(),
-                     [&](const std::string& hint) { return !hint.empty() && lowered.find(lower(hint)) != std::string::npos; });
+                     [&](const std::string& hint) { return !hint.empty() && icontains(text, hint); });
 }
 
 // word_hint: the first word (or its basename) that matches one of `patterns`.
 std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns) {
-  const Patterns lowered(patterns);
   for (const auto& w : facts.words) {
-    const std::string l = lower(w);
-    if (lowered.match(l) || lowered.match(basename(l))) return basename(w);
+    if (matches(patterns, w) || matches(patterns, basename_view(w))) return basename(w);
   }
   return std::nullopt;
 }
 
 bool has_scheme(const std::string& value, const Policy& policy) {
   return std::any_of(policy.object_storage_schemes.begin(), policy.object_storage_schemes.end(),
-                     [&](const std::string& scheme) { return lower(value).starts_with(lower(scheme)); });
+                     [&](const std::string& scheme) { return istarts_with(value, scheme); });
 }
 
 }  // namespace
@@ -156,8 +164,8 @@ std::string normalized_flag(std::string_view word) {
   const auto eq = word.find('=');
   if (eq != std::string_view::npos) word = word.substr(0, eq);
   while (!word.empty() && word.front() == '-') word.remove_prefix(1);
-  std::string out = lower(word);
-  std::replace(out.begin(), out.end(), '-', '_');
+  std::string out(word);
+  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c == '-' ? '_' : ascii_lower(c); });
   return out;
 }
 
@@ -205,12 +213,12 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
     if (flags.contains(name)) return "flag " + name;
   }
   for (const auto& w : facts.words) {  // boolean flags (--do_train) carry no value
-    if (w.size() > 1 && w.front() == '-' && flags.contains(normalized_flag(w))) {
+    if (w.size() > 1 && w.front() == '-' && flags.contains(w)) {
       return "flag " + normalized_flag(w);
     }
   }
   for (const auto& e : env) {
-    if (flags.contains(normalized_flag(e.name))) return "env " + e.name;
+    if (flags.contains(e.name)) return "env " + e.name;
   }
   if (auto hint = word_hint(facts, policy.training_hints.scripts)) return "script " + *hint;
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is
@@ -228,14 +236,14 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
   if (!facts.has_command) {
     // The pause image holds a reservation and runs nothing.
     const std::string repo = basename(image.substr(0, image.find(':')));
-    if (matches(policy.placeholder_commands, lower(repo))) return "placeholder image " + repo;
+    if (matches(policy.placeholder_commands, repo)) return "placeholder image " + repo;
     return std::nullopt;
   }
   if (trains ? *trains : training_evidence(facts, env, policy).has_value()) return std::nullopt;
   if (auto hint = word_hint(facts, policy.diagnostic_hints)) return "diagnostic " + *hint;
   if (facts.inline_code) return "inline python -c snippet";
   if (!facts.programs.empty() && std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
-        return matches(policy.placeholder_commands, lower(p));
+        return matches(policy.placeholder_commands, p);
       })) {
     return "placeholder " + facts.programs.front();
   }
@@ -245,17 +253,17 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
-  const auto destination = [&](const std::string& name, const std::string& value) -> std::optional<std::string> {
+  const auto destination = [&](std::string_view name, const std::string& value) -> std::optional<std::string> {
     if (value.empty() || !storage_flags.contains(name)) return std::nullopt;
     if (has_scheme(value, policy)) return value;
-    if (name.find("bucket") != std::string::npos) return "bucket " + value;
+    if (icontains(name, "bucket")) return "bucket " + value;
     return std::nullopt;
   };
   for (const auto& [name, value] : flag_values(facts.words)) {
     if (auto d = destination(name, value)) return d;
   }
   for (const auto& e : env) {
-    if (auto d = destination(normalized_flag(e.name), e.value)) return d;
+    if (auto d = destination(e.name, e.value)) return d;
   }
   return std::nullopt;
 }

@@ -240,13 +240,16 @@ const Policy& default_policy() {
 }
 
 // Iterative glob match with backtracking to the last '*': linear in practice, no recursion.
-bool wildcard_match(const std::string& pattern, const std::string& text) {
+namespace {
+
+template <typename Equal>
+bool wildcard_match_with(std::string_view pattern, std::string_view text, Equal equal) {
   std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
   while (t < text.size()) {
     if (p < pattern.size() && pattern[p] == '*') {
       star = p++;
       mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
+    } else if (p < pattern.size() && equal(pattern[p], text[t])) {
       ++p;
       ++t;
     } else if (star != std::string::npos) {
@@ -258,6 +261,18 @@ bool wildcard_match(const std::string& pattern, const std::string& text) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+}  // namespace
+
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool wildcard_match(const std::string& pattern, const std::string& text) {
+  return wildcard_match_with(pattern, text, [](char a, char b) { return a == b; });
+}
+
+bool wildcard_match_icase(std::string_view pattern, std::string_view text) {
+  return wildcard_match_with(pattern, text, [](char a, char b) { return ascii_lower(a) == ascii_lower(b); });
 }
 
 }  // namespace kubegap

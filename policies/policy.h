@@ -161,5 +161,10 @@ const Policy& default_policy();
 
 // wildcard_match: `pattern` with `*` matching any (possibly empty) run of characters.
 bool wildcard_match(const std::string& pattern, const std::string& text);
+// wildcard_match_icase: the same, ASCII letters compared without case (no copies: it runs
+// for every word of every command line).
+bool wildcard_match_icase(std::string_view pattern, std::string_view text);
+// ascii_lower: 'A'-'Z' to 'a'-'z', every other byte unchanged (no locale).
+char ascii_lower(char c);
 
 }  // namespace kubegap

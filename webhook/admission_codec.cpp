@@ -1,6 +1,8 @@
 #include "webhook/admission_codec.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -22,6 +24,110 @@ DecodedReview not_a_review(std::string message) {
   out.error = std::move(message);
   return out;
 }
+
+// SkippedMembers: passes the parser's events on to a document, except the members no
+// check reads, which are often most of a review's bytes: request.oldObject (UPDATE), and in
+// any metadata managedFields and the last-applied-configuration annotation (kubectl apply
+// stores the whole object again there). They are still parsed, so a syntax error anywhere
+// is still an error, but no DOM is built for them.
+class SkippedMembers {
+ public:
+  using Ch = char;
+  using SizeType = rapidjson::SizeType;
+  explicit SkippedMembers(rapidjson::Document& document) : document_(document) {}
+
+  bool Null() { return scalar([&] { return document_.Null(); }); }
+  bool Bool(bool b) { return scalar([&] { return document_.Bool(b); }); }
+  bool Int(int i) { return scalar([&] { return document_.Int(i); }); }
+  bool Uint(unsigned u) { return scalar([&] { return document_.Uint(u); }); }
+  bool Int64(std::int64_t i) { return scalar([&] { return document_.Int64(i); }); }
+  bool Uint64(std::uint64_t u) { return scalar([&] { return document_.Uint64(u); }); }
+  bool Double(double d) { return scalar([&] { return document_.Double(d); }); }
+  bool RawNumber(const Ch* s, SizeType n, bool copy) { return scalar([&] { return document_.RawNumber(s, n, copy); }); }
+  bool String(const Ch* s, SizeType n, bool copy) { return scalar([&] { return document_.String(s, n, copy); }); }
+  bool StartObject() { return open([&] { return document_.StartObject(); }); }
+  bool StartArray() { return open([&] { return document_.StartArray(); }); }
+  bool Key(const Ch* s, SizeType n, bool copy) {
+    if (skip_depth_ > 0) return true;
+    const std::string_view key(s, n);
+    if (skipped(key)) {
+      skip_next_ = true;
+      ++parents_.back().dropped;
+      return true;
+    }
+    key_ = key;
+    return document_.Key(s, n, copy);
+  }
+  bool EndObject(SizeType members) {
+    return close([&](SizeType dropped) { return document_.EndObject(members - dropped); });
+  }
+  bool EndArray(SizeType elements) {
+    return close([&](SizeType) { return document_.EndArray(elements); });
+  }
+
+ private:
+  struct Parent {
+    std::string_view key;  // the member this object or array is the value of ("" in arrays)
+    SizeType dropped = 0;  // members skipped in it
+  };
+
+  bool skipped(std::string_view key) const {
+    const std::string_view parent = parents_.back().key;
+    return (parent == "request" && parents_.size() == 2 && key == "oldObject") ||
+           (parent == "metadata" && key == "managedFields") ||
+           (parent == "annotations" && key == "kubectl.kubernetes.io/last-applied-configuration");
+  }
+  template <typename Forward>
+  bool scalar(Forward forward) {
+    if (skip_depth_ > 0) return true;
+    if (skip_next_) {
+      skip_next_ = false;
+      return true;
+    }
+    return forward();
+  }
+  template <typename Forward>
+  bool open(Forward forward) {
+    if (skip_depth_ > 0 || skip_next_) {
+      skip_next_ = false;
+      ++skip_depth_;
+      return true;
+    }
+    parents_.push_back({key_, 0});
+    key_ = {};
+    return forward();
+  }
+  template <typename Forward>
+  bool close(Forward forward) {
+    if (skip_depth_ > 0) {
+      --skip_depth_;
+      return true;
+    }
+    const SizeType dropped = parents_.back().dropped;
+    parents_.pop_back();
+    return forward(dropped);
+  }
+
+  rapidjson::Document& document_;
+  std::vector<Parent> parents_;
+  std::string_view key_;
+  std::size_t skip_depth_ = 0;
+  bool skip_next_ = false;
+};
+
+// ReviewParse: the generator Document::Populate calls. Iterative: deep nesting cannot
+// exhaust the stack.
+struct ReviewParse {
+  char* text;
+  rapidjson::ParseResult result;
+  bool operator()(rapidjson::Document& document) {
+    SkippedMembers handler(document);
+    rapidjson::InsituStringStream stream(text);
+    rapidjson::Reader reader;
+    result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(stream, handler);
+    return !result.IsError();
+  }
+};
 
 template <typename Writer>
 void write_string(Writer& writer, std::string_view text) {
@@ -47,11 +153,11 @@ DecodedReview decode_review(std::string_view body) {
   std::copy(body.begin(), body.end(), text.get());
   text[body.size()] = '\0';
   auto document = std::make_unique<rapidjson::Document>();
-  constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag;
-  document->ParseInsitu<kFlags>(text.get());
-  if (document->HasParseError()) {
-    return not_a_review("invalid JSON at offset " + std::to_string(document->GetErrorOffset()) +
-                        ": " + rapidjson::GetParseError_En(document->GetParseError()));
+  ReviewParse parse{text.get(), {}};
+  document->Populate(parse);
+  if (parse.result.IsError()) {
+    return not_a_review("invalid JSON at offset " + std::to_string(parse.result.Offset()) + ": " +
+                        rapidjson::GetParseError_En(parse.result.Code()));
   }
   if (!document->IsObject()) return not_a_review("body is not a JSON object");
 

@@ -40,8 +40,10 @@ struct DecodedReview {
   AdmissionRequest request;
 };
 
-// decode_review: parses with RapidJSON's iterative parser (deep nesting cannot exhaust
-// the stack) and UTF-8 validation, then checks every member's type before reading it.
+// decode_review: checks the body is UTF-8 without NUL bytes, parses it in situ with
+// RapidJSON's iterative parser (deep nesting cannot exhaust the stack) into a DOM without
+// request.oldObject, metadata.managedFields and the last-applied-configuration annotation
+// (no check reads them), then checks every member's type before reading it.
 DecodedReview decode_review(std::string_view body);
 
 // AdmissionResponse: what the webhook answers. Always allowed; never a patch.

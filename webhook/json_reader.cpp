@@ -11,7 +11,10 @@ std::string JsonPath::render() const {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const JsonPath& p = **it;
     if (p.index != kNoIndex) {
-      out += "[" + std::to_string(p.index) + "]";
+      // Appended piece by piece: GCC 12 misreports "[" + std::string under -Wrestrict.
+      out += '[';
+      out += std::to_string(p.index);
+      out += ']';
     } else if (!p.name.empty()) {
       if (!out.empty()) out += '.';
       out += p.name;

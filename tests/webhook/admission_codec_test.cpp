@@ -236,6 +236,53 @@ TEST(DecodeReview, DeepNestingInsideTheObjectDoesNotExhaustTheStack) {
   ASSERT_NE(decoded.request.object, nullptr);
 }
 
+// What no check reads is parsed (so it must be valid JSON) but not kept: the old object of
+// an UPDATE, managedFields and kubectl's last-applied copy of the whole object.
+TEST(DecodeReview, DropsOldObjectManagedFieldsAndLastAppliedButKeepsTheRest) {
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"UPDATE",)"
+      R"("oldObject":{"metadata":{"name":"old"},"spec":{"containers":[{"name":"c"}]}},)"
+      R"("object":{"metadata":{"name":"p","managedFields":[{"manager":"kubectl","fieldsV1":{"f:spec":{}}}],)"
+      R"("annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"kind\":\"Pod\"}",)"
+      R"("kubegap.io/exempt":"zone-spread"},"labels":{"managedFields":"kept"}},)"
+      R"("spec":{"template":{"metadata":{"managedFields":[1]}},"oldObject":{"kept":true}}}})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  const auto& request = decoded.request.document->operator[]("request");
+  EXPECT_FALSE(request.HasMember("oldObject"));
+  ASSERT_NE(decoded.request.object, nullptr);
+  const auto& metadata = (*decoded.request.object)["metadata"];
+  EXPECT_STREQ(metadata["name"].GetString(), "p");
+  EXPECT_FALSE(metadata.HasMember("managedFields"));
+  ASSERT_TRUE(metadata["annotations"].IsObject());
+  EXPECT_FALSE(metadata["annotations"].HasMember("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_STREQ(metadata["annotations"]["kubegap.io/exempt"].GetString(), "zone-spread");
+  EXPECT_EQ(metadata["annotations"].MemberCount(), 1u);
+  // Only those members in those places: a label of that name, a template's metadata and
+  // an `oldObject` deeper in the object are other things.
+  EXPECT_STREQ(metadata["labels"]["managedFields"].GetString(), "kept");
+  EXPECT_FALSE((*decoded.request.object)["spec"]["template"]["metadata"].HasMember("managedFields"));
+  EXPECT_TRUE((*decoded.request.object)["spec"]["oldObject"]["kept"].GetBool());
+}
+
+TEST(DecodeReview, ASyntaxErrorInsideADroppedMemberIsStillAnError) {
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"u","oldObject":{"metadata":{"name":}},"object":{}})"));
+  EXPECT_EQ(decoded.status, Status::kNotAReview);
+  EXPECT_NE(decoded.error.find("invalid JSON at offset"), std::string::npos) << decoded.error;
+}
+
+TEST(DecodeReview, ARealApplyDecodesLikeItsObjectWithoutTheCopies) {
+  const auto text = read_text(source_path("tests/bench/reviews/gpu-pod-applied.json"));
+  ASSERT_TRUE(text.has_value());
+  ASSERT_NE(text->find("managedFields"), std::string::npos);
+  const DecodedReview decoded = decode_review(*text);
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  const auto& metadata = (*decoded.request.object)["metadata"];
+  EXPECT_FALSE(metadata.HasMember("managedFields"));
+  EXPECT_FALSE(metadata["annotations"].HasMember("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_TRUE(metadata.HasMember("name"));
+}
+
 // ---------------------------------------------------------------------------------------
 // Encoding the response
 

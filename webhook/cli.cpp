@@ -333,7 +333,12 @@ int serve(const std::vector<std::string>& args) {
   ServerTlsStore tls(cert, key);
   const auto reload_interval = std::chrono::seconds(flags.integer("reload-interval", 2, 1, 3600));
 
+  // Two event loops: `ioc` (--threads threads) serves reviews and nothing else; `control`
+  // (one thread) runs health and metrics, the cluster view and the reloaders, so a probe
+  // answers while every review thread is busy, and the watcher's work (parsing events,
+  // building and freeing snapshots) never lands on a review.
   net::io_context ioc(threads);
+  net::io_context control(1);
   Metrics metrics;
   // The cluster view: a file when given, else the live API server when reachable
   // (--kubeconfig, or in a pod), else none ("not evaluated", never a guess).
@@ -347,7 +352,7 @@ int serve(const std::vector<std::string>& args) {
   } else if (auto endpoint = flags.get("kubeconfig") ? std::optional(load_kubeconfig(*flags.get("kubeconfig")))
                                                      : in_cluster_endpoint()) {
     cluster_source = "live from " + endpoint->source + " (https://" + endpoint->host + ":" + endpoint->port + ")";
-    auto live = std::make_unique<ClusterWatcher>(ioc, std::move(*endpoint), metrics);
+    auto live = std::make_unique<ClusterWatcher>(control, std::move(*endpoint), metrics);
     watcher = live.get();
     metrics.cluster_view_enabled();
     cluster = std::move(live);
@@ -357,12 +362,12 @@ int serve(const std::vector<std::string>& args) {
   ReadinessState readiness;
   ReviewHandler handler(policies, *cluster);
   WebhookServer server(ioc, tls, handler, metrics, options);
-  HealthServer health(ioc, readiness, metrics, health_endpoint);
+  HealthServer health(control, readiness, metrics, health_endpoint);
   note_certificate(tls, metrics);
   // Re-check the expiry twice a day, so a certificate that nobody rotates is warned
   // about when it crosses the 30-day line, not only at start.
   net::co_spawn(
-      ioc,
+      control,
       [&]() -> net::awaitable<void> {
         net::steady_timer timer(co_await net::this_coro::executor);
         for (;;) {
@@ -372,11 +377,11 @@ int serve(const std::vector<std::string>& args) {
         }
       },
       net::detached);
-  auto tls_watch = watch_tls_files(ioc, tls, metrics, reload_interval);
+  auto tls_watch = watch_tls_files(control, tls, metrics, reload_interval);
   tls_watch->start();
   std::unique_ptr<FileWatcher> policy_watch;
   if (policy_file) {
-    policy_watch = watch_policy_file(ioc, *policy_file, policies, metrics, reload_interval);
+    policy_watch = watch_policy_file(control, *policy_file, policies, metrics, reload_interval);
     policy_watch->start();
   }
   const auto bound = server.listen();
@@ -387,7 +392,7 @@ int serve(const std::vector<std::string>& args) {
     watcher->start();
     // Ready once the view has synced, or after the timeout: a webhook that never becomes
     // ready because the API server is slow would block its own rollout.
-    net::co_spawn(ioc, wait_for_sync(*watcher, readiness, sync_timeout), net::detached);
+    net::co_spawn(control, wait_for_sync(*watcher, readiness, sync_timeout), net::detached);
   }
   log_event(spdlog::level::info, "serving",
             {{"version", kVersion},
@@ -398,7 +403,7 @@ int serve(const std::vector<std::string>& args) {
              {"threads", std::to_string(threads), false}});
   flush_logs();
 
-  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  net::signal_set signals(control, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     readiness.mark_shutting_down();
@@ -407,18 +412,26 @@ int serve(const std::vector<std::string>& args) {
     if (watcher != nullptr) watcher->stop();
     tls_watch->stop();
     if (policy_watch) policy_watch->stop();
-    server.shutdown(shutdown_timeout, [&] {
-      health.stop();
-      log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});
-      flush_logs();
-      ioc.stop();
+    // The drain runs on the review loop; health keeps answering (not ready) meanwhile.
+    net::post(ioc, [&] {
+      server.shutdown(shutdown_timeout, [&] {
+        net::post(control, [&] {
+          health.stop();
+          log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});
+          flush_logs();
+          ioc.stop();
+          control.stop();
+        });
+      });
     });
   });
 
+  std::thread control_thread([&] { control.run(); });
   std::vector<std::thread> workers;
   for (int i = 1; i < threads; ++i) workers.emplace_back([&] { ioc.run(); });
   ioc.run();
   for (auto& worker : workers) worker.join();
+  control_thread.join();
   spdlog::default_logger()->flush();
   return kExitOk;
 }

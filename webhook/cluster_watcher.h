@@ -1,8 +1,10 @@
 #pragma once
 // ClusterWatcher: the live cluster view. Lists and watches policy/v1
-// PodDisruptionBudgets (all namespaces) and v1 Nodes through a small Kubernetes API
-// client on Beast/Asio + OpenSSL, and publishes an immutable ClusterSnapshot that reviews
-// read with one atomic load: the request path never waits on the network.
+// PodDisruptionBudgets (all namespaces) and v1 Nodes (Reflector over KubeClient, a small
+// Kubernetes API client on Beast/Asio + OpenSSL), and publishes an immutable
+// ClusterSnapshot that reviews read with one atomic load (SnapshotPublisher): the request
+// path never waits on the network, and never frees an old view. Run it on an io_context
+// the reviews do not use.
 //
 //   ClusterWatcher watcher(ioc, endpoint, metrics);
 //   watcher.start();
@@ -17,22 +19,14 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
 
 #include "policies/cluster_view.h"
 #include "webhook/kube_config.h"
 #include "webhook/metrics.h"
+#include "webhook/reflector.h"
 
 namespace kubegap {
-
-struct WatcherOptions {
-  std::chrono::seconds watch_timeout{300};  // server-side timeoutSeconds of each watch
-  std::chrono::milliseconds backoff_base{500};
-  std::chrono::milliseconds backoff_cap{30000};
-  std::chrono::milliseconds publish_delay{50};  // coalesces bursts of events
-  std::size_t page_size = 500;
-};
 
 class ClusterWatcher final : public ClusterView {
  public:
@@ -53,12 +47,5 @@ class ClusterWatcher final : public ClusterView {
   // Shared with the coroutines, which may outlive this object by a few handlers.
   std::shared_ptr<Impl> impl_;
 };
-
-// make_client_tls_context: trust the endpoint's CA (or the system store), present its
-// client certificate; throws ConfigError.
-boost::asio::ssl::context make_client_tls_context(const KubeEndpoint& endpoint);
-
-// url_encode: for continue tokens and resource versions in query strings.
-std::string url_encode(std::string_view text);
 
 }  // namespace kubegap

@@ -7,11 +7,14 @@
 //   review_bench                 the tables
 //   review_bench --repeat N CASE for callgrind: N reviews of one case (pool, zone, pytorchjob,
 //                                4k, 64k, 1m), in the large view for pool/zone/pytorchjob
+//   review_bench --series FILE   also writes review cost by cluster size (3 to 5,000 nodes,
+//                                twice as many PDBs) as CSV, for tests/bench/plot.py
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -209,6 +212,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  std::string series_file;
+  if (argc == 3 && std::string(argv[1]) == "--series") series_file = argv[2];
   std::printf("review cost in-process (decode + evaluate + encode, medians of 21 alternating batches of about 20 ms)\n\n");
   std::printf("| review | 3 nodes, 3 PDBs | 5,000 nodes (30 labels), 10,000 PDBs | ratio (target <= 1.2) |\n");
   std::printf("|---|---|---|---|\n");
@@ -223,6 +228,20 @@ int main(int argc, char** argv) {
     expect_evaluated(in_small, c);
     const double t = median_us([&] { (void)in_small.handle(c.body); }, 7);
     std::printf("| %s | %zu | %.1f | %.2f |\n", c.name.c_str(), c.body.size(), t, t / (static_cast<double>(c.body.size()) / 1024.0));
+  }
+  if (!series_file.empty()) {
+    std::ofstream out(series_file);
+    out << "nodes,budgets,case,us\n";
+    for (const int nodes : {3, 500, 1000, 2000, 3500, 5000}) {
+      const kubegap::StaticClusterView view(make_view(nodes, 2 * nodes));
+      const kubegap::ReviewHandler handler(policies, view);
+      for (const auto& c : view_cases()) {
+        expect_evaluated(handler, c);
+        out << nodes << "," << 2 * nodes << ",\"" << c.name << "\"," << median_us([&] { (void)handler.handle(c.body); }, 9)
+            << "\n";
+      }
+    }
+    std::printf("\nreview cost by cluster size written to %s\n", series_file.c_str());
   }
   return 0;
 }

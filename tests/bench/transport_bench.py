@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -65,6 +66,7 @@ class Servers:
         subprocess.run([os.path.join(source, "certs", "gen-certs.sh"), "--out", self.certs],
                        check=True, capture_output=True)
         self.procs = []
+        self.health_ports = {}
 
     def server_cores(self):
         return cpus()[:1]
@@ -73,15 +75,16 @@ class Servers:
         return cpus()[1:] or cpus()
 
     def start_webhook(self, threads):
-        port = free_port()
+        port, health_port = free_port(), free_port()
         log = open(os.path.join(self.tmp, f"webhook-{threads}.log"), "w")
         proc = subprocess.Popen(pinned(self.server_cores() if threads == 1 else cpus(), [
             self.webhook, "serve", "--tls-cert", os.path.join(self.certs, "tls.crt"),
             "--tls-key", os.path.join(self.certs, "tls.key"), "--listen", f"127.0.0.1:{port}",
-            "--health-listen", "127.0.0.1:0", "--threads", str(threads), "--log-format", "json"]),
+            "--health-listen", f"127.0.0.1:{health_port}", "--threads", str(threads), "--log-format", "json"]),
             stdout=log, stderr=subprocess.STDOUT)
         self.procs.append(proc)
         wait_port(port, proc, "kubegap-webhook")
+        self.health_ports[proc.pid] = health_port
         return proc, port
 
     def response(self, port):
@@ -187,6 +190,28 @@ def percentiles(log_file):
     return at(0.50), at(0.99), at(0.999), len(durations)
 
 
+def probes_under_load(port, health_port, body_file, seconds):
+    """/healthz and /metrics latencies (ms) while h2load keeps every review thread busy."""
+    load = threading.Thread(target=h2load, args=(port, body_file), kwargs={"seconds": seconds})
+    load.start()
+    time.sleep(min(1.0, seconds / 4))
+    latencies = []
+    while load.is_alive() and len(latencies) < 200:
+        for path in ("/healthz", "/metrics"):
+            start = time.perf_counter()
+            with urllib.request.urlopen(f"http://127.0.0.1:{health_port}{path}", timeout=30) as r:
+                r.read()
+                if r.status != 200:
+                    sys.exit(f"{path} answered {r.status} under load")
+            latencies.append((time.perf_counter() - start) * 1000)
+        time.sleep(0.02)
+    load.join()
+    latencies.sort()
+    if not latencies:
+        sys.exit("no health probe ran under load")
+    return latencies[len(latencies) // 2], latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], latencies[-1], len(latencies)
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -198,6 +223,7 @@ def main():
     parser.add_argument("source")
     parser.add_argument("--quick", action="store_true", help="shorter runs (CI): fewer rounds and requests")
     parser.add_argument("--body", help="the review to post (default tests/bench/reviews/gpu-pod-applied.json)")
+    parser.add_argument("--out", help="keep the latency logs here (for tests/bench/plot.py)")
     args = parser.parse_args()
     for tool in ("h2load", "taskset"):
         if not shutil.which(tool):
@@ -231,6 +257,12 @@ def main():
             log_file = os.path.join(tmp, f"latency-{name}.log")
             h2load(port, body_path, seconds=seconds, rps=per_client, log_file=log_file)
             latency[name] = percentiles(log_file)
+            if args.out:
+                os.makedirs(args.out, exist_ok=True)
+                shutil.copy(log_file, os.path.join(args.out, f"latency-{name}.log"))
+
+        # Health and metrics while the review thread is saturated (closed loop).
+        probes = probes_under_load(webhook_port, servers.health_ports[webhook.pid], body_path, seconds)
 
         # Memory: RSS after 100k reviews and after 1M (quick: 20k and 200k).
         first, total = (20_000, 200_000) if args.quick else (100_000, 1_000_000)
@@ -264,6 +296,8 @@ def main():
     print("|---|---|---|---|---|")
     for name, (p50, p99, p999, n) in latency.items():
         print(f"| {name} | {p50 / 1000:.2f} ms | {p99 / 1000:.2f} ms | {p999 / 1000:.2f} ms | {n:,} |")
+    print(f"\nhealth while the review thread is saturated: /healthz and /metrics p50 {probes[0]:.2f} ms, "
+          f"p99 {probes[1]:.2f} ms, max {probes[2]:.2f} ms ({probes[3]} probes; they run on their own thread)")
     print(f"\nmemory: RSS {rss_first / 1024:.1f} MiB after {first:,} reviews, {rss_total / 1024:.1f} MiB after "
           f"{total:,} (growth {(rss_total - rss_first) / 1024:+.1f} MiB)")
     print("\nthreads (webhook alone, h2load on the same cores):\n")

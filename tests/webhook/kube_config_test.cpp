@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "tests/webhook/test_util.h"
-#include "webhook/cluster_watcher.h"
+#include "webhook/kube_client.h"
 #include "webhook/kube_config.h"
 #include "webhook/yaml_json.h"
 

@@ -1,0 +1,167 @@
+#include "webhook/kube_client.h"
+
+#include <cctype>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+#include <openssl/ssl.h>
+
+#include "webhook/yaml_json.h"  // ConfigError
+
+namespace kubegap {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr auto kAwait = net::as_tuple(net::use_awaitable);
+
+bool is_ip_address(const std::string& host) {
+  boost::system::error_code ec;
+  net::ip::make_address(host, ec);
+  return !ec;
+}
+
+http::request<http::empty_body> get_request(const KubeEndpoint& endpoint, const std::string& target) {
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, endpoint.host.find(':') == std::string::npos ? endpoint.host : "[" + endpoint.host + "]");
+  req.set(http::field::user_agent, "kubegap-webhook");
+  req.set(http::field::accept, "application/json");
+  if (const auto token = endpoint.bearer_token(); !token.empty()) {
+    req.set(http::field::authorization, "Bearer " + token);
+  }
+  return req;
+}
+
+}  // namespace
+
+std::string url_encode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+ssl::context make_client_tls_context(const KubeEndpoint& endpoint) {
+  ssl::context ctx(ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  boost::system::error_code ec;
+  if (!endpoint.ca_pem.empty()) {
+    ctx.add_certificate_authority(net::buffer(endpoint.ca_pem), ec);
+    if (ec) throw ConfigError(endpoint.source + ": cannot use the API server's CA: " + ec.message());
+  } else {
+    ctx.set_default_verify_paths(ec);
+  }
+  ctx.set_verify_mode(endpoint.insecure_skip_verify ? ssl::verify_none : ssl::verify_peer);
+  if (!endpoint.client_cert_pem.empty()) {
+    ctx.use_certificate_chain(net::buffer(endpoint.client_cert_pem), ec);
+    if (!ec) ctx.use_private_key(net::buffer(endpoint.client_key_pem), ssl::context::pem, ec);
+    if (ec) throw ConfigError(endpoint.source + ": cannot use the client certificate: " + ec.message());
+  }
+  return ctx;
+}
+
+KubeClient::KubeClient(KubeExecutor executor, KubeEndpoint endpoint)
+    : executor_(std::move(executor)), endpoint_(std::move(endpoint)), tls_(make_client_tls_context(endpoint_)) {}
+
+net::awaitable<std::pair<std::string, std::shared_ptr<KubeStream>>> KubeClient::connect() {
+  auto stream = std::make_shared<KubeStream>(executor_, tls_);
+  tcp::resolver resolver(executor_);
+  auto [ec, results] = co_await resolver.async_resolve(endpoint_.host, endpoint_.port, kAwait);
+  if (ec) co_return std::pair{"connect: " + ec.message(), nullptr};
+  auto& lowest = beast::get_lowest_layer(*stream);
+  lowest.expires_after(std::chrono::seconds(10));
+  auto [connect_ec, ep] = co_await lowest.async_connect(results, kAwait);
+  if (connect_ec) co_return std::pair{"connect: " + connect_ec.message(), nullptr};
+  if (!is_ip_address(endpoint_.host)) SSL_set_tlsext_host_name(stream->native_handle(), endpoint_.host.c_str());
+  if (!endpoint_.insecure_skip_verify) stream->set_verify_callback(ssl::host_name_verification(endpoint_.host));
+  auto [hs_ec] = co_await stream->async_handshake(ssl::stream_base::client, kAwait);
+  if (hs_ec) co_return std::pair{"connect: " + hs_ec.message(), nullptr};
+  co_return std::pair{std::string(), stream};
+}
+
+net::awaitable<KubeResponse> KubeClient::get(std::string target, std::size_t body_limit) {
+  KubeResponse out;
+  auto [error, stream] = co_await connect();
+  if (!error.empty()) {
+    out.error = std::move(error);
+    co_return out;
+  }
+  beast::get_lowest_layer(*stream).expires_after(std::chrono::seconds(60));
+  auto req = get_request(endpoint_, target);
+  if (auto [write_ec, n] = co_await http::async_write(*stream, req, kAwait); write_ec) {
+    out.error = "request: " + write_ec.message();
+    co_return out;
+  }
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(body_limit);
+  if (auto [read_ec, n] = co_await http::async_read(*stream, buffer, parser, kAwait); read_ec) {
+    out.error = "response: " + read_ec.message();
+    co_return out;
+  }
+  out.status = parser.get().result_int();
+  out.body = std::move(parser.get().body());
+  beast::error_code ignored;
+  beast::get_lowest_layer(*stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
+  co_return out;
+}
+
+net::awaitable<std::pair<std::string, std::unique_ptr<WatchResponse>>> KubeClient::watch(std::string target) {
+  auto [error, stream] = co_await connect();
+  if (!error.empty()) co_return std::pair{std::move(error), nullptr};
+  auto response = std::make_unique<WatchResponse>(stream);
+  beast::get_lowest_layer(*stream).expires_after(std::chrono::seconds(30));
+  auto req = get_request(endpoint_, target);
+  if (auto [write_ec, n] = co_await http::async_write(*stream, req, kAwait); write_ec) {
+    co_return std::pair{"request: " + write_ec.message(), nullptr};
+  }
+  response->parser_.body_limit(boost::none);  // a watch streams for minutes
+  if (auto [header_ec, n] = co_await http::async_read_header(*stream, response->buffer_, response->parser_, kAwait);
+      header_ec) {
+    co_return std::pair{"response: " + header_ec.message(), nullptr};
+  }
+  co_return std::pair{std::string(), std::move(response)};
+}
+
+WatchResponse::WatchResponse(std::shared_ptr<KubeStream> stream) : stream_(std::move(stream)) {}
+
+int WatchResponse::status() const { return parser_.get().result_int(); }
+
+net::awaitable<std::pair<std::string, std::string_view>> WatchResponse::read(std::chrono::seconds idle_timeout) {
+  // A read can end having parsed only framing (a chunk's size line): read again until
+  // there are body bytes or the body has ended.
+  while (!parser_.is_done()) {
+    beast::get_lowest_layer(*stream_).expires_after(idle_timeout);
+    parser_.get().body().data = chunk_.data();
+    parser_.get().body().size = chunk_.size();
+    // read_some, not read: read would wait for the whole 64 KiB buffer to fill.
+    auto [ec, n] = co_await http::async_read_some(*stream_, buffer_, parser_, kAwait);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == http::error::end_of_stream) break;
+    if (ec) co_return std::pair{ec.message(), std::string_view()};
+    const std::size_t got = chunk_.size() - parser_.get().body().size;
+    if (got > 0) co_return std::pair{std::string(), std::string_view(chunk_.data(), got)};
+  }
+  co_return std::pair{std::string(), std::string_view()};
+}
+
+void WatchResponse::cancel() { beast::get_lowest_layer(*stream_).cancel(); }
+
+}  // namespace kubegap

@@ -1,0 +1,89 @@
+#pragma once
+// KubeClient: the transport under the cluster view (client-go's REST client): GETs to the
+// API server with the endpoint's credentials, one TLS connection per request, answered
+// either whole (a list page) or as a stream read while it arrives (a watch). It knows
+// nothing of resources, versions or retries: that is the Reflector's.
+//
+//   KubeClient client(strand, endpoint);                      // throws ConfigError
+//   KubeResponse page = co_await client.get("/api/v1/nodes?limit=500", 512 << 20);
+//   auto [error, watch] = co_await client.watch("/api/v1/nodes?watch=1&...");
+//   auto [read_error, bytes] = co_await watch->read(idle_timeout);
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include "webhook/kube_config.h"
+
+namespace kubegap {
+
+using KubeStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+using KubeExecutor = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+// KubeResponse: a whole response. `error` is set when there is no HTTP answer at all.
+struct KubeResponse {
+  int status = 0;
+  std::string body;
+  std::string error;
+};
+
+// WatchResponse: a streamed response whose header has been read.
+class WatchResponse {
+ public:
+  explicit WatchResponse(std::shared_ptr<KubeStream> stream);
+  int status() const;
+  // read: the next bytes of the body as they arrive (not a whole buffer's worth: a quiet
+  // watch sends one small event at a time). Empty bytes and no error: the body has ended.
+  // The bytes stay valid until the next read. A read silent for `idle_timeout` fails.
+  boost::asio::awaitable<std::pair<std::string, std::string_view>> read(std::chrono::seconds idle_timeout);
+  // cancel: ends a pending read (call on the client's executor).
+  void cancel();
+
+ private:
+  friend class KubeClient;
+  std::shared_ptr<KubeStream> stream_;
+  boost::beast::flat_buffer buffer_;
+  boost::beast::http::response_parser<boost::beast::http::buffer_body> parser_;
+  std::array<char, 64 * 1024> chunk_{};
+};
+
+class KubeClient {
+ public:
+  KubeClient(KubeExecutor executor, KubeEndpoint endpoint);
+
+  // get: GET `target`, the whole body (at most `body_limit` bytes).
+  boost::asio::awaitable<KubeResponse> get(std::string target, std::size_t body_limit);
+  // watch: GET `target` and read the response's header; on error the string says why.
+  boost::asio::awaitable<std::pair<std::string, std::unique_ptr<WatchResponse>>> watch(std::string target);
+
+  const KubeEndpoint& endpoint() const { return endpoint_; }
+
+ private:
+  boost::asio::awaitable<std::pair<std::string, std::shared_ptr<KubeStream>>> connect();
+
+  KubeExecutor executor_;
+  KubeEndpoint endpoint_;
+  boost::asio::ssl::context tls_;
+};
+
+// make_client_tls_context: trust the endpoint's CA (or the system store), present its
+// client certificate; throws ConfigError.
+boost::asio::ssl::context make_client_tls_context(const KubeEndpoint& endpoint);
+
+// url_encode: for continue tokens and resource versions in query strings.
+std::string url_encode(std::string_view text);
+
+}  // namespace kubegap

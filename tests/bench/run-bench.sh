@@ -16,5 +16,9 @@ out=build/bench
 mkdir -p "$out"
 build/release/review_bench --series "$out/cost-by-cluster-size.csv"
 python3 tests/bench/transport_bench.py build/release/kubegap-webhook "$src" --out "$out" "$@"
-python3 tests/bench/plot.py "$out" --series "$out/cost-by-cluster-size.csv" \
+# Debian's python3-matplotlib belongs to the system interpreter, which may not be the
+# first python3 on PATH.
+plot_python=python3
+[[ -x /usr/bin/python3 ]] && plot_python=/usr/bin/python3
+"$plot_python" tests/bench/plot.py "$out" --series "$out/cost-by-cluster-size.csv" \
   --latency "nginx (floor)=$out/latency-nginx.log" "kubegap-webhook=$out/latency-kubegap-webhook.log"

@@ -256,7 +256,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   const auto destination = [&](std::string_view name, const std::string& value) -> std::optional<std::string> {
     if (value.empty() || !storage_flags.contains(name)) return std::nullopt;
     if (has_scheme(value, policy)) return value;
-    if (icontains(name, "bucket")) return "bucket " + value;
+    if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return std::nullopt;
   };
   for (const auto& [name, value] : flag_values(facts.words)) {

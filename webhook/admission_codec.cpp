@@ -50,7 +50,7 @@ class SkippedMembers {
   bool Key(const Ch* s, SizeType n, bool copy) {
     if (skip_depth_ > 0) return true;
     const std::string_view key(s, n);
-    if (skipped(key)) {
+    if (skipped(parents_.back().place, key)) {
       skip_next_ = true;
       ++parents_.back().dropped;
       return true;
@@ -66,16 +66,24 @@ class SkippedMembers {
   }
 
  private:
+  // Place: the members whose values may hold a skipped member. One byte per open object
+  // or array: a deeply nested body costs no more here than in the parser's own stacks.
+  enum class Place : std::uint8_t { kOther, kRequest, kMetadata, kAnnotations };
   struct Parent {
-    std::string_view key;  // the member this object or array is the value of ("" in arrays)
+    Place place = Place::kOther;
     SizeType dropped = 0;  // members skipped in it
   };
 
-  bool skipped(std::string_view key) const {
-    const std::string_view parent = parents_.back().key;
-    return (parent == "request" && parents_.size() == 2 && key == "oldObject") ||
-           (parent == "metadata" && key == "managedFields") ||
-           (parent == "annotations" && key == "kubectl.kubernetes.io/last-applied-configuration");
+  Place place_of(std::string_view key) const {
+    if (key == "request" && parents_.size() == 1) return Place::kRequest;  // the envelope's
+    if (key == "metadata") return Place::kMetadata;
+    if (key == "annotations") return Place::kAnnotations;
+    return Place::kOther;
+  }
+  static bool skipped(Place parent, std::string_view key) {
+    return (parent == Place::kRequest && key == "oldObject") ||
+           (parent == Place::kMetadata && key == "managedFields") ||
+           (parent == Place::kAnnotations && key == "kubectl.kubernetes.io/last-applied-configuration");
   }
   template <typename Forward>
   bool scalar(Forward forward) {
@@ -84,6 +92,7 @@ class SkippedMembers {
       skip_next_ = false;
       return true;
     }
+    key_ = {};  // the next value in an array has no key
     return forward();
   }
   template <typename Forward>
@@ -93,7 +102,7 @@ class SkippedMembers {
       ++skip_depth_;
       return true;
     }
-    parents_.push_back({key_, 0});
+    parents_.push_back({parents_.empty() ? Place::kOther : place_of(key_), 0});
     key_ = {};
     return forward();
   }
@@ -105,6 +114,7 @@ class SkippedMembers {
     }
     const SizeType dropped = parents_.back().dropped;
     parents_.pop_back();
+    key_ = {};
     return forward(dropped);
   }
 

@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -12,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -403,9 +406,21 @@ int serve(const std::vector<std::string>& args) {
              {"threads", std::to_string(threads), false}});
   flush_logs();
 
+  // The review loop keeps running until the drain ends, even with nothing to do (so a
+  // signal's drain, posted to it, always runs).
+  auto review_work = net::make_work_guard(ioc);
   net::signal_set signals(control, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
+    // A second signal during the drain stops at once.
+    signals.async_wait([&](const boost::system::error_code& again, int second) {
+      if (again) return;
+      log_event(spdlog::level::warn, "second signal: stopping without waiting for the drain",
+                {{"signal", std::to_string(second), false}});
+      flush_logs();
+      ioc.stop();
+      control.stop();
+    });
     readiness.mark_shutting_down();
     log_event(spdlog::level::info, "shutting down", {{"signal", std::to_string(signal), false}});
     flush_logs();
@@ -419,6 +434,7 @@ int serve(const std::vector<std::string>& args) {
           health.stop();
           log_event(spdlog::level::info, "stopped", {{"open_connections", std::to_string(server.connections()), false}});
           flush_logs();
+          review_work.reset();
           ioc.stop();
           control.stop();
         });
@@ -426,12 +442,26 @@ int serve(const std::vector<std::string>& args) {
     });
   });
 
-  std::thread control_thread([&] { control.run(); });
+  // A failure escaping either loop stops both, so no thread is left waiting on the other.
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto run_loop = [&](net::io_context& loop) {
+    try {
+      loop.run();
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      ioc.stop();
+      control.stop();
+    }
+  };
+  std::thread control_thread([&] { run_loop(control); });
   std::vector<std::thread> workers;
-  for (int i = 1; i < threads; ++i) workers.emplace_back([&] { ioc.run(); });
-  ioc.run();
+  for (int i = 1; i < threads; ++i) workers.emplace_back([&] { run_loop(ioc); });
+  run_loop(ioc);
   for (auto& worker : workers) worker.join();
   control_thread.join();
+  if (failure) std::rethrow_exception(failure);
   spdlog::default_logger()->flush();
   return kExitOk;
 }

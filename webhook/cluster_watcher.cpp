@@ -56,11 +56,17 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
     if (!synced && (!budgets.listed() || !nodes.listed())) return;
     // Only the half that changed is rebuilt (and re-indexed); the other is shared with the
     // previous snapshot, so a PDB change does not copy 5,000 Nodes, nor the reverse.
-    const auto previous = publisher->current();
-    auto budget_half = budgets_dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store().values())
-                                                  : previous->shared_budgets();
-    auto node_half = nodes_dirty || !previous ? std::make_shared<const NodeSet>(nodes.store().values())
-                                              : previous->shared_nodes();
+    std::shared_ptr<const BudgetSet> budget_half;
+    std::shared_ptr<const NodeSet> node_half;
+    {
+      // Scoped: holding the previous snapshot across publish() would keep the publisher
+      // from freeing it at once when no review holds it either.
+      const auto previous = publisher->current();
+      budget_half = budgets_dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store().values())
+                                               : previous->shared_budgets();
+      node_half = nodes_dirty || !previous ? std::make_shared<const NodeSet>(nodes.store().values())
+                                           : previous->shared_nodes();
+    }
     budgets_dirty = nodes_dirty = false;
     publisher->publish(std::make_shared<const ClusterSnapshot>(std::move(budget_half), std::move(node_half)));
     metrics.cluster_published();

@@ -109,8 +109,9 @@ boost::asio::awaitable<bool> Reflector<T>::list(std::string& error) {
     error = store_.add_list_page(page.body, continue_token);
     if (!error.empty()) co_return false;
   } while (!continue_token.empty() && !stopped_);
+  if (stopped_) co_return false;  // a partial list never replaces the store
   store_.finish_list();
-  co_return !stopped_;
+  co_return true;
 }
 
 template <typename T>

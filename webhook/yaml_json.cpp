@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -301,6 +302,128 @@ void convert_document(const YAML::Node& node, YamlConversion& conversion, Parsed
   out.documents.push_back(std::move(document));
 }
 
+// JsonDocumentBuilder: the SAX events of a JSON document into a RapidJSON document,
+// recording field lines as yaml_to_json does (a member at its key's line, an element
+// where it starts, "" at the document), lines counted from the parser's offset.
+class JsonDocumentBuilder {
+ public:
+  using Ch = char;
+  using SizeType = rapidjson::SizeType;
+  JsonDocumentBuilder(YamlDocument& document, const rapidjson::StringStream& stream, const char* begin,
+                      YamlConversion& conversion)
+      : document_(document), stream_(stream), begin_(begin), line_(conversion.line_offset + 1), recorder_(conversion) {}
+
+  bool Null() { return value([&] { return document_.json.Null(); }); }
+  bool Bool(bool b) { return value([&] { return document_.json.Bool(b); }); }
+  bool Int(int i) { return value([&] { return document_.json.Int(i); }); }
+  bool Uint(unsigned u) { return value([&] { return document_.json.Uint(u); }); }
+  bool Int64(std::int64_t i) { return value([&] { return document_.json.Int64(i); }); }
+  bool Uint64(std::uint64_t u) { return value([&] { return document_.json.Uint64(u); }); }
+  bool Double(double d) { return value([&] { return document_.json.Double(d); }); }
+  bool RawNumber(const Ch* s, SizeType n, bool copy) { return value([&] { return document_.json.RawNumber(s, n, copy); }); }
+  bool String(const Ch* s, SizeType n, bool copy) { return value([&] { return document_.json.String(s, n, copy); }); }
+  bool StartObject() { return open(false, [&] { return document_.json.StartObject(); }); }
+  bool StartArray() { return open(true, [&] { return document_.json.StartArray(); }); }
+  bool Key(const Ch* s, SizeType n, bool copy) {
+    Frame& parent = frames_.back();
+    key_path_ = parent.recorded ? member_path(parent.path, std::string_view(s, n)) : std::string();
+    key_recorded_ = parent.recorded && recorder_.records(key_path_);
+    if (key_recorded_) recorder_.record(key_path_, line());
+    return document_.json.Key(s, n, copy);
+  }
+  bool EndObject(SizeType members) {
+    frames_.pop_back();
+    return document_.json.EndObject(members);
+  }
+  bool EndArray(SizeType elements) {
+    frames_.pop_back();
+    return document_.json.EndArray(elements);
+  }
+
+ private:
+  struct Frame {
+    std::string path;
+    bool recorded = false;
+    bool array = false;
+    std::size_t next = 0;  // the next element's index, in an array
+  };
+
+  // line: the line of the parser's position (it only moves forward).
+  int line() {
+    const char* at = begin_ + stream_.Tell();
+    line_ += static_cast<int>(std::count(counted_, at, '\n'));
+    counted_ = at;
+    return line_;
+  }
+  // place: the path of the value starting now, recorded when it is an array element.
+  std::pair<std::string, bool> place() {
+    if (frames_.empty()) {
+      document_.line = line();
+      const bool recorded = recorder_.records("");
+      if (recorded) recorder_.record("", document_.line);
+      return {std::string(), recorded};
+    }
+    Frame& parent = frames_.back();
+    if (!parent.array) return {std::move(key_path_), key_recorded_};
+    std::string path = parent.recorded ? index_path(parent.path, parent.next) : std::string();
+    ++parent.next;
+    const bool recorded = parent.recorded && recorder_.records(path);
+    if (recorded) recorder_.record(path, line());
+    return {recorded ? std::move(path) : std::string(), recorded};
+  }
+  template <typename Forward>
+  bool value(Forward forward) {
+    place();
+    return forward();
+  }
+  template <typename Forward>
+  bool open(bool array, Forward forward) {
+    auto [path, recorded] = place();
+    frames_.push_back({std::move(path), recorded, array, 0});
+    return forward();
+  }
+
+  YamlDocument& document_;
+  const rapidjson::StringStream& stream_;
+  const char* begin_;
+  const char* counted_ = begin_;
+  int line_;
+  FieldLineRecorder recorder_;
+  std::vector<Frame> frames_;
+  std::string key_path_;
+  bool key_recorded_ = false;
+};
+
+// parse_json_document: a `---` part that is one JSON object, parsed by RapidJSON: the
+// same document the YAML path makes, without yaml-cpp's node tree (which costs many
+// times the text: 5,000 Nodes as JSON took over 300 MiB). false when the part is not
+// plain JSON; the YAML path then reads it and reports any error as it always has.
+bool parse_json_document(std::string_view part, YamlConversion& conversion, ParsedText& out) {
+  const auto first = part.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || part[first] != '{') return false;
+  const std::string text(part);  // NUL-terminated for the parser
+  YamlDocument document;
+  FieldLines* const previous = conversion.field_lines;
+  const std::size_t line_bytes = conversion.field_line_bytes;
+  conversion.field_lines = &document.field_lines;
+  rapidjson::StringStream stream(text.c_str());
+  JsonDocumentBuilder builder(document, stream, text.c_str(), conversion);
+  rapidjson::ParseResult result;
+  const auto generate = [&](rapidjson::Document&) {
+    rapidjson::Reader reader;
+    result = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(stream, builder);
+    return !result.IsError();
+  };
+  document.json.Populate(generate);
+  conversion.field_lines = previous;
+  if (result.IsError()) {
+    conversion.field_line_bytes = line_bytes;  // the YAML path records them again
+    return false;
+  }
+  out.documents.push_back(std::move(document));
+  return true;
+}
+
 // parse_text: every non-empty document of `text`; never throws.
 ParsedText parse_text(std::string_view text, const std::string& file) {
   ParsedText out;
@@ -310,6 +433,7 @@ ParsedText parse_text(std::string_view text, const std::string& file) {
   conversion.field_line_bytes = 64 * text.size() + (std::size_t{1} << 20);
   for (const TextDocument& part : split_documents(text)) {
     conversion.line_offset = part.first_line;
+    if (parse_json_document(part.text, conversion, out)) continue;
     try {
       for (const auto& node : YAML::LoadAll(std::string(part.text))) {
         if (node && !node.IsNull()) convert_document(node, conversion, out);

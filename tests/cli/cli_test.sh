@@ -155,5 +155,45 @@ assert r["found"] == "checkpoint-volume,zone-spread,gpu-health-tolerations", r["
 assert any(l["msg"] == "stopped" for l in lines)
 ' "$tmp/serve.log"; then pass "JSON log: one parseable line per review"; else fail "JSON log"; cat "$tmp/serve.log"; fi
 
+# A second signal during the drain stops at once: a request whose body never comes holds
+# the drain open (--shutdown-timeout 60), the first SIGTERM starts it, the second ends it.
+"$bin" serve --tls-cert "$certs/tls.crt" --tls-key "$certs/tls.key" --listen 127.0.0.1:0 \
+  --health-listen 127.0.0.1:0 --threads 1 --shutdown-timeout 60 --log-format json 2>"$tmp/serve2.log" &
+server_pid=$!
+for _ in $(seq 100); do grep -q '"msg":"serving"' "$tmp/serve2.log" 2>/dev/null && break; sleep 0.1; done
+port=$(python3 -c 'import json,sys; print(next(json.loads(l)["listen"] for l in open(sys.argv[1]) if "serving" in l).rsplit(":",1)[1])' "$tmp/serve2.log")
+python3 - "$port" "$certs/ca.crt" "$server_pid" <<'EOF' && pass "a second SIGTERM ends the drain at once" || fail "second SIGTERM"
+import os, signal, socket, ssl, sys, time
+port, ca, pid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+
+def running():  # a process that has exited stays a zombie until the shell waits for it
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+context = ssl.create_default_context(cafile=ca)
+conn = context.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+time.sleep(0.3)
+os.kill(pid, signal.SIGTERM)
+time.sleep(1.0)
+if not running():
+    sys.exit("serve stopped at the first signal although a request was open")
+os.kill(pid, signal.SIGTERM)
+for _ in range(100):
+    if not running():
+        break
+    time.sleep(0.05)
+else:
+    sys.exit("serve still running 5 s after the second SIGTERM")
+EOF
+kill -0 "$server_pid" 2>/dev/null && { kill -KILL "$server_pid"; fail "serve outlived the second SIGTERM"; }
+wait "$server_pid" 2>/dev/null
+server_pid=
+grep -q '"msg":"second signal: stopping without waiting for the drain"' "$tmp/serve2.log" \
+  && pass "the second signal is logged" || { fail "no second-signal log line"; cat "$tmp/serve2.log"; }
+
 echo "$failures failure(s)"
 exit $((failures > 0))

@@ -245,7 +245,9 @@ TEST(DecodeReview, DropsOldObjectManagedFieldsAndLastAppliedButKeepsTheRest) {
       R"("object":{"metadata":{"name":"p","managedFields":[{"manager":"kubectl","fieldsV1":{"f:spec":{}}}],)"
       R"("annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"kind\":\"Pod\"}",)"
       R"("kubegap.io/exempt":"zone-spread"},"labels":{"managedFields":"kept"}},)"
-      R"("spec":{"template":{"metadata":{"managedFields":[1]}},"oldObject":{"kept":true}}}})"));
+      R"("spec":{"template":{"metadata":{"managedFields":[1]}},"oldObject":{"kept":true},)"
+      R"("list":[{"metadata":null},{"managedFields":"kept"},{"annotations":null},)"
+      R"({"kubectl.kubernetes.io/last-applied-configuration":"kept"}]}}})"));
   ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
   const auto& request = decoded.request.document->operator[]("request");
   EXPECT_FALSE(request.HasMember("oldObject"));
@@ -262,6 +264,12 @@ TEST(DecodeReview, DropsOldObjectManagedFieldsAndLastAppliedButKeepsTheRest) {
   EXPECT_STREQ(metadata["labels"]["managedFields"].GetString(), "kept");
   EXPECT_FALSE((*decoded.request.object)["spec"]["template"]["metadata"].HasMember("managedFields"));
   EXPECT_TRUE((*decoded.request.object)["spec"]["oldObject"]["kept"].GetBool());
+  // An array element's members are judged by where the element is, not by the last key
+  // seen inside the element before it.
+  const auto& list = (*decoded.request.object)["spec"]["list"];
+  ASSERT_EQ(list.Size(), 4u);
+  EXPECT_STREQ(list[1]["managedFields"].GetString(), "kept");
+  EXPECT_STREQ(list[3]["kubectl.kubernetes.io/last-applied-configuration"].GetString(), "kept");
 }
 
 TEST(DecodeReview, ASyntaxErrorInsideADroppedMemberIsStillAnError) {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +69,7 @@ class FakeApiServer {
       : script_(std::move(script)), tls_(ssl::context::tls_server), acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
     tls_.use_certificate_chain_file(kCerts + "/tls.crt");
     tls_.use_private_key_file(kCerts + "/tls.key", ssl::context::pem);
+    port_ = acceptor_.local_endpoint().port();
     accept();
     thread_ = std::thread([this] { ioc_.run(); });
   }
@@ -75,7 +77,7 @@ class FakeApiServer {
     ioc_.stop();
     thread_.join();
   }
-  unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  unsigned short port() const { return port_; }
   kubegap::KubeEndpoint endpoint() const {
     kubegap::KubeEndpoint e;
     e.host = "127.0.0.1";
@@ -145,6 +147,7 @@ class FakeApiServer {
   net::io_context ioc_;
   tcp::acceptor acceptor_;
   std::vector<std::shared_ptr<Stream>> held_;  // quiet watches (server thread only)
+  unsigned short port_ = 0;
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable arrived_;
@@ -194,9 +197,11 @@ class NodeReflectorRun {
   // on_strand: `fn` run on the reflector's strand, its result returned.
   template <typename Fn>
   auto on_strand(Fn fn) {
-    std::promise<decltype(fn())> result;
-    net::post(strand_, [&] { result.set_value(fn()); });
-    return result.get_future().get();
+    auto result = std::make_shared<std::promise<decltype(fn())>>();
+    net::post(strand_, [result, fn] { result->set_value(fn()); });
+    auto future = result->get_future();
+    if (future.wait_for(20s) != std::future_status::ready) throw std::runtime_error("the reflector's thread is gone");
+    return future.get();
   }
   int changes() { return on_strand([this] { return changes_; }); }
   std::vector<std::string> names() {
@@ -292,7 +297,7 @@ TEST(Reflector, AFailingListIsRetriedWithBackoffAndCounted) {
   ASSERT_TRUE(server.wait_for(4));
   ASSERT_TRUE(eventually([&] { return run.resource_version() == "7"; }));
   EXPECT_EQ(run.names(), (std::vector<std::string>{"n1"}));
-  EXPECT_NE(run.metrics().render().find("kubegap_cluster_view_errors_total{resource=\"nodes\"} 2"), std::string::npos)
+  EXPECT_NE(run.metrics().render().find("kubegap_cluster_view_errors_total{resource=\"nodes\"} 2\n"), std::string::npos)
       << run.metrics().render();
 }
 
@@ -343,7 +348,7 @@ TEST(ClusterWatcher, PublishesOneSnapshotWithBothResourcesAndNoneForHeartbeats) 
     if (starts_with(target, "/api/v1/nodes?watch=1") && ++node_watches == 1) {
       std::string heartbeats;
       for (int i = 0; i < 5; ++i) heartbeats += event("MODIFIED", node("n1", std::to_string(20 + i), "a", "t" + std::to_string(i)));
-      return {200, heartbeats, true};
+      return {200, heartbeats};  // then the watch ends, and the next resumes after them
     }
     return {200, "", true};
   });
@@ -355,7 +360,21 @@ TEST(ClusterWatcher, PublishesOneSnapshotWithBothResourcesAndNoneForHeartbeats) 
   kubegap::ClusterWatcher watcher(ioc, server.endpoint(), metrics, options);
   watcher.start();
   std::thread thread([&] { ioc.run(); });
-  ASSERT_TRUE(server.wait_for(4));  // both lists and both watches
+  struct Join {  // also when an ASSERT returns early
+    kubegap::ClusterWatcher& watcher;
+    net::io_context& ioc;
+    std::thread& thread;
+    ~Join() {
+      watcher.stop();
+      if (thread.joinable()) thread.join();
+    }
+  } join{watcher, ioc, thread};
+  ASSERT_TRUE(server.wait_for(5));  // both lists, both watches, and the node watch resumed
+  const auto targets = server.targets();
+  EXPECT_NE(std::find(targets.begin(), targets.end(),
+                      "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=24&timeoutSeconds=60"),
+            targets.end())
+      << "the heartbeats were not read";
   ASSERT_TRUE(eventually([&] { return watcher.synced(); }));
   std::this_thread::sleep_for(200ms);  // more than the publish delay: a publish would show
   const auto snapshot = watcher.snapshot();
@@ -364,8 +383,6 @@ TEST(ClusterWatcher, PublishesOneSnapshotWithBothResourcesAndNoneForHeartbeats) 
   EXPECT_EQ(snapshot->budget_count(), 1u);
   const std::string rendered = metrics.render();
   EXPECT_NE(rendered.find("kubegap_cluster_view_snapshots_total 1\n"), std::string::npos) << rendered;
-  watcher.stop();
-  thread.join();
 }
 
 // SnapshotPublisher: a replaced snapshot that a review still holds is freed by the

@@ -1,6 +1,8 @@
 #include "policies/evaluate.h"
 
 #include <algorithm>
+#include <span>
+#include <unordered_map>
 
 #include "policies/checks.h"
 #include "policies/classifier.h"
@@ -46,20 +48,21 @@ struct PartResult {
 constexpr std::size_t kMaxWarningsPerCheck = 2;
 
 // group: one Finding per distinct (outcome, message) among the parts, in part order, so
-// the same gap in several parts is one finding that lists them.
+// the same gap in several parts is one finding that lists them. Found by hash, not by a
+// scan of the findings so far: messages carry user text (mount paths), so a workload with
+// thousands of parts can have thousands of distinct ones.
 void group(const CheckDefinition& check, std::vector<PartResult>& results,
            std::vector<Finding>& out) {
   const std::size_t first = out.size();
+  std::unordered_map<std::string, std::size_t> index;  // outcome + message -> finding
   for (auto& result : results) {
-    auto same = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [&](const Finding& f) {
-      return f.outcome == result.gap.outcome && f.message == result.gap.message;
-    });
-    if (same == out.end()) {
+    std::string key = static_cast<char>('0' + static_cast<int>(result.gap.outcome)) + result.gap.message;
+    auto [it, added] = index.try_emplace(std::move(key), out.size());
+    if (added) {
       out.push_back(Finding{std::string(check.id), result.gap.outcome, std::move(result.gap.message),
                             std::move(result.gap.reason), check.cases, {}, false, std::move(result.gap.remedy)});
-      same = out.end() - 1;
     }
-    if (!result.pod->part.empty()) same->parts.push_back(result.pod->part);
+    if (!result.pod->part.empty()) out[it->second].parts.push_back(result.pod->part);
   }
   // Past the cap, fold the remaining gaps into one summary finding.
   std::vector<Finding> gaps;
@@ -211,7 +214,16 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     std::string destination;
   };
   std::vector<JudgedPod> judged;
-  for (const auto& pod : object.pods) {
+  // Bounded work per request: the first max_parts_per_object parts are evaluated, the rest
+  // counted in a note (annotation `parts`).
+  const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));
+  if (object.pods.size() > limit) {
+    findings.push_back(Finding{std::string(kPartsNote), Outcome::kNote, "",
+                               "evaluated the first " + std::to_string(limit) + " of " +
+                                   std::to_string(object.pods.size()) + " parts (policy maxPartsPerObject)",
+                               {}, {}, false, ""});
+  }
+  for (const auto& pod : std::span(object.pods).first(std::min(limit, object.pods.size()))) {
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
     EvidenceFacts own = pod_evidence(pod, object.namespace_name, claims, policy);
     // A part that says nothing itself runs what its job's coordinator or entrypoint runs.

@@ -18,6 +18,9 @@ namespace kubegap {
 
 inline constexpr const char* kExemptAnnotation = "kubegap.io/exempt";
 inline constexpr const char* kExemptReasonAnnotation = "kubegap.io/exempt-reason";
+// kPartsNote: the "check" of the note saying that parts were left out (maxPartsPerObject);
+// its audit annotation key.
+inline constexpr std::string_view kPartsNote = "parts";
 
 // PartVerdict: how one pod spec of the object was classified, and by which rule (the
 // audit annotation `class` and `check --explain` show it).

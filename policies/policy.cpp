@@ -200,6 +200,7 @@ const Policy& default_policy() {
     p.gpu_fault_taints = {"nvidia.com/gpu-xid-error", "nvidia.com/gpu-nvlink-error",
                           "nvidia.com/gpu-error", "nvidia.com/syslog-xid-error"};
     p.health_toleration_seconds_bound = 300;
+    p.max_parts_per_object = 256;
     p.excluded_namespaces = {"kube-system"};
     p.checkpoint_path_hints = {"checkpoint", "ckpt"};
     p.training_hints.launchers = {"torchrun", "deepspeed", "horovodrun", "torch.distributed.run",

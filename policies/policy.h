@@ -123,6 +123,10 @@ struct Policy {
   // seconds. 300 is the API server's DefaultTolerationSeconds, which every pod without
   // its own toleration gets, so the default flags exactly the pods nobody tuned.
   std::int64_t health_toleration_seconds_bound = 300;
+  // At most this many pod templates (parts) of one object are evaluated; the rest are
+  // counted in a note. Bounds the work one request can ask for (a PyTorchJob may name
+  // thousands of replica types); real workloads have a handful.
+  std::int64_t max_parts_per_object = 256;
   // Objects in these namespaces are not evaluated.
   std::vector<std::string> excluded_namespaces;
   // Substrings of a mount path that suggest it holds checkpoints.

@@ -80,11 +80,13 @@ class PolicyParser {
         merge_workload_kinds(value, policy.workload_kinds);
       } else if (key == "healthTolerationSecondsBound") {
         policy.health_toleration_seconds_bound = positive_integer(value, key);
+      } else if (key == "maxPartsPerObject") {
+        policy.max_parts_per_object = positive_integer(value, key);
       } else {
         fail(entry.first, key,
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
-             "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, excludedNamespaces, "
+             "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, excludedNamespaces, "
              "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
              "checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }

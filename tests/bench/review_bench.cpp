@@ -112,6 +112,22 @@ std::string pytorchjob() {
                 R"("spec":{"pytorchReplicaSpecs":{)" + replicas + "}}}");
 }
 
+// A PyTorchJob with `n` replica types, each mounting its own emptyDir path: as many
+// distinct checkpoint-volume messages as parts (the shape of issue 14's quadratic case).
+std::string pytorchjob_parts(int n) {
+  std::string replicas;
+  for (int i = 0; i < n; ++i) {
+    replicas += std::string(i ? "," : "") + "\"Role" + std::to_string(i) +
+                R"(":{"replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"trainer",)"
+                R"("command":["torchrun","train.py"],"resources":{"limits":{"nvidia.com/gpu":"8"}},)"
+                R"("volumeMounts":[{"name":"v","mountPath":"/checkpoints/)" + std::to_string(i) +
+                R"("}]}],"volumes":[{"name":"v","emptyDir":{}}]}}})";
+  }
+  return review("kubeflow.org", "PyTorchJob", "pytorchjobs",
+                R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ml-research"},)"
+                R"("spec":{"pytorchReplicaSpecs":{)" + replicas + "}}}");
+}
+
 // A pod of about `bytes`: more containers and env vars as it grows.
 std::string pod_of_size(std::size_t bytes) {
   const int per_container = 40;  // env vars
@@ -228,6 +244,13 @@ int main(int argc, char** argv) {
     expect_evaluated(in_small, c);
     const double t = median_us([&] { (void)in_small.handle(c.body); }, 7);
     std::printf("| %s | %zu | %.1f | %.2f |\n", c.name.c_str(), c.body.size(), t, t / (static_cast<double>(c.body.size()) / 1024.0));
+  }
+  std::printf("\n| PyTorchJob replica types | bytes | ms per review | us per part |\n|---|---|---|---|\n");
+  for (const int n : {1000, 16000}) {
+    const Case c{std::to_string(n), pytorchjob_parts(n)};
+    expect_evaluated(in_small, c);
+    const double t = median_us([&] { (void)in_small.handle(c.body); }, 5);
+    std::printf("| %d | %zu | %.1f | %.2f |\n", n, c.body.size(), t / 1000, t / n);
   }
   if (!series_file.empty()) {
     std::ofstream out(series_file);

@@ -347,6 +347,56 @@ TEST(Evaluate, OnlyPartsWithTheGapAreListed) {
   EXPECT_EQ(zone->parts, std::vector<std::string>{"replica Worker"});
 }
 
+// Bounded work: past maxPartsPerObject the parts are not evaluated, and a note says so.
+TEST(Evaluate, OnlyTheFirstMaxPartsPerObjectPartsAreEvaluatedAndTheRestCounted) {
+  std::vector<PodSpecView> parts;
+  for (int i = 0; i < 300; ++i) parts.push_back(part(gappy_gpu_pod(), "replica R" + std::to_string(i)));
+  const WorkloadView job = pytorch_job(std::move(parts));
+  const Evaluation evaluation = evaluate_object_view(job, nullptr, default_policy());
+  EXPECT_EQ(evaluation.parts.size(), 256u);
+  const Finding* note = find_finding(evaluation.findings, kPartsNote);
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->outcome, Outcome::kNote);
+  EXPECT_EQ(note->reason, "evaluated the first 256 of 300 parts (policy maxPartsPerObject)");
+  EXPECT_FALSE(warns(*note));
+  const Finding* ckpt = find_finding(evaluation.findings, kCheckpointVolume);
+  ASSERT_NE(ckpt, nullptr);
+  EXPECT_EQ(ckpt->parts.size(), 256u);
+  EXPECT_EQ(ckpt->parts.back(), "replica R255");
+
+  Policy small = default_policy();
+  small.max_parts_per_object = 2;
+  const Evaluation two = evaluate_object_view(job, nullptr, small);
+  EXPECT_EQ(two.parts.size(), 2u);
+  ASSERT_NE(find_finding(two.findings, kPartsNote), nullptr);
+  EXPECT_EQ(find_finding(two.findings, kPartsNote)->reason, "evaluated the first 2 of 300 parts (policy maxPartsPerObject)");
+  // At the bound, nothing is left out and there is no note.
+  small.max_parts_per_object = 300;
+  const Evaluation all = evaluate_object_view(job, nullptr, small);
+  EXPECT_EQ(all.parts.size(), 300u);
+  EXPECT_EQ(find_finding(all.findings, kPartsNote), nullptr);
+}
+
+// Grouping by message stays exact with thousands of distinct messages (one mount path
+// per part) and with repeats among them.
+TEST(Evaluate, ThousandsOfDistinctMessagesGroupExactly) {
+  std::vector<PodSpecView> parts;
+  for (int i = 0; i < 200; ++i) {
+    PodSpecView pod = with_volume(gpu_pod(), empty_dir("ckpt"), "/checkpoints/" + std::to_string(i % 100));
+    parts.push_back(part(std::move(pod), "replica R" + std::to_string(i)));
+  }
+  const auto findings = evaluate(pytorch_job(std::move(parts)), nullptr, default_policy());
+  // Two warnings at most per check: the first distinct message, then a summary of the rest.
+  std::size_t ckpt_parts = 0;
+  for (const auto& f : findings) {
+    if (f.check == kCheckpointVolume) ckpt_parts += f.parts.size();
+  }
+  EXPECT_EQ(ckpt_parts, 200u);
+  const Finding* first = find_finding(findings, kCheckpointVolume);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->parts, (std::vector<std::string>{"replica R0", "replica R100"}));
+}
+
 TEST(Evaluate, AFindingInOnePartOutranksAnExemptionInAnother) {
   PodSpecView exempt_worker = part(gappy_gpu_pod(), "replica Worker");
   exempt_worker.annotations = {{"kubegap.io/exempt", "checkpoint-volume"}};

@@ -27,7 +27,7 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) == 13 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                                    sizeof(std::int64_t) +
+                                    2 * sizeof(std::int64_t) +
                                     sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
@@ -49,6 +49,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.durable_csi_drivers, expected.durable_csi_drivers);
   EXPECT_EQ(actual.gpu_fault_taints, expected.gpu_fault_taints);
   EXPECT_EQ(actual.health_toleration_seconds_bound, expected.health_toleration_seconds_bound);
+  EXPECT_EQ(actual.max_parts_per_object, expected.max_parts_per_object);
   EXPECT_EQ(actual.excluded_namespaces, expected.excluded_namespaces);
   EXPECT_EQ(actual.checkpoint_path_hints, expected.checkpoint_path_hints);
   ASSERT_EQ(actual.workload_kinds.size(), expected.workload_kinds.size());
@@ -77,8 +78,8 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "placeholderCommands", "checkpointStorageFlags",
                                          "objectStorageSchemes",
                                          "durableCSIDrivers", "gpuFaultTaints",
-                                         "healthTolerationSecondsBound", "excludedNamespaces",
-                                         "checkpointPathHints", "workloadKinds"}));
+                                         "healthTolerationSecondsBound", "maxPartsPerObject",
+                                         "excludedNamespaces", "checkpointPathHints", "workloadKinds"}));
   EXPECT_EQ(root["apiVersion"].Scalar(), "kubegap.io/v1alpha1");
   EXPECT_EQ(root["kind"].Scalar(), "Policy");
 }
@@ -130,6 +131,7 @@ gpuFaultTaints: [t.io/xid]
 excludedNamespaces: [ns1, ns2]
 checkpointPathHints: [weights]
 healthTolerationSecondsBound: 45
+maxPartsPerObject: 16
 )",
                                      "p.yaml");
   EXPECT_EQ(loaded.enabled_checks, (std::vector<std::string>{"zone-spread", "checkpoint-volume"}));
@@ -140,6 +142,7 @@ healthTolerationSecondsBound: 45
   EXPECT_EQ(loaded.excluded_namespaces, (std::vector<std::string>{"ns1", "ns2"}));
   EXPECT_EQ(loaded.checkpoint_path_hints, (std::vector<std::string>{"weights"}));
   EXPECT_EQ(loaded.health_toleration_seconds_bound, 45);
+  EXPECT_EQ(loaded.max_parts_per_object, 16);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -186,6 +189,7 @@ INSTANTIATE_TEST_SUITE_P(
                   5, {"workloadKinds.operations", "at least one"}},
         BadPolicy{"bound_zero", "healthTolerationSecondsBound: 0\n", 1,
                   {"healthTolerationSecondsBound", "positive integer"}},
+        BadPolicy{"max_parts_zero", "maxPartsPerObject: 0\n", 1, {"maxPartsPerObject", "positive integer"}},
         BadPolicy{"bound_negative", "kind: Policy\nhealthTolerationSecondsBound: -5\n", 2,
                   {"healthTolerationSecondsBound", "positive integer"}},
         BadPolicy{"bound_not_a_number", "healthTolerationSecondsBound: \"abc\"\n", 1,

@@ -12,15 +12,12 @@ import os
 import sys
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transport_bench import durations_us  # noqa: E402  (one reader of h2load's log)
+
+
 def latencies_ms(log_file):
-    # h2load --log-file: start time (us), status, latency (us), tab separated.
-    out = []
-    with open(log_file) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) == 3 and fields[1] == "200":
-                out.append(int(fields[2]) / 1000.0)
-    return sorted(out)
+    return [d / 1000.0 for d in durations_us(log_file)]
 
 
 def main():

@@ -175,15 +175,20 @@ def h2load(port, body_file, seconds=None, requests=None, rps=None, log_file=None
     return float(m.group(3)), int(ok.group(1))
 
 
-def percentiles(log_file):
-    """p50, p99, p99.9 in microseconds from h2load's --log-file (start, status, duration)."""
+def durations_us(log_file):
+    """The sorted latencies (us) of the 200 answers in h2load's --log-file (start, status, duration)."""
     durations = []
     with open(log_file) as f:
         for line in f:
             parts = line.split()
             if len(parts) == 3 and parts[1] == "200":
                 durations.append(int(parts[2]))
-    durations.sort()
+    return sorted(durations)
+
+
+def percentiles(log_file):
+    """p50, p99, p99.9 in microseconds from h2load's --log-file."""
+    durations = durations_us(log_file)
     if not durations:
         sys.exit(f"no successful requests in {log_file}")
     at = lambda q: durations[min(len(durations) - 1, int(len(durations) * q))]  # noqa: E731

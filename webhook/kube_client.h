@@ -69,7 +69,6 @@ class KubeClient {
   // watch: GET `target` and read the response's header; on error the string says why.
   boost::asio::awaitable<std::pair<std::string, std::unique_ptr<WatchResponse>>> watch(std::string target);
 
-  const KubeEndpoint& endpoint() const { return endpoint_; }
 
  private:
   boost::asio::awaitable<std::pair<std::string, std::shared_ptr<KubeStream>>> connect();

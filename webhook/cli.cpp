@@ -80,6 +80,16 @@ Flags:
                              says "not evaluated: cluster view not synced")
   --threads N                I/O threads                      (default: CPU count)
   --max-body-bytes N         request body limit               (default 8388608)
+  --memory-budget BYTES      memory that requests in flight may be charged (a
+                             body costs about 20x its size while parsed); over
+                             it, a request is answered 503 with Retry-After
+                             before its body is read (default: the container's
+                             memory limit less 64 MiB, 1 GiB without a limit;
+                             never less than one request of --max-body-bytes)
+  --max-connections N        open connections; within N/64 of it, each new
+                             connection closes the longest-idle one (default 4096)
+  --first-request-timeout S  seconds after the TLS handshake by which the first
+                             request's header must arrive (default 5)
   --shutdown-timeout SECS    drain bound on SIGTERM/SIGINT    (default 25)
   --reload-interval SECS     how often the certificate and policy files are
                              checked for changes (rotation, ConfigMap update;
@@ -153,6 +163,9 @@ std::vector<CompletionCommand> command_table() {
         {"--cluster-sync-timeout", "", "seconds to wait for the cluster view", V::kAny, {}},
         {"--threads", "", "I/O threads", V::kAny, {}},
         {"--max-body-bytes", "", "request body limit", V::kAny, {}},
+        {"--memory-budget", "", "bytes requests in flight may be charged", V::kAny, {}},
+        {"--max-connections", "", "open connection cap", V::kAny, {}},
+        {"--first-request-timeout", "", "seconds to the first request after the handshake", V::kAny, {}},
         {"--shutdown-timeout", "", "drain bound in seconds", V::kAny, {}},
         {"--reload-interval", "", "seconds between file checks", V::kAny, {}},
         {"--log-level", "", "log level", V::kWords, {"trace", "debug", "info", "warn", "error", "off"}},
@@ -319,6 +332,16 @@ int serve(const std::vector<std::string>& args) {
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   const auto threads = static_cast<int>(flags.integer("threads", cpus, 1, 256));
   options.body_limit = static_cast<std::size_t>(flags.integer("max-body-bytes", 8 * 1024 * 1024, 1024, 1LL << 30));
+  options.memory_budget = static_cast<std::size_t>(flags.integer("memory-budget", 0, 0, 1LL << 40));
+  if (options.memory_budget != 0 && options.memory_budget < request_charge(options.body_limit)) {
+    throw UsageError{"flag --memory-budget: " + std::to_string(options.memory_budget) +
+                     " bytes cannot hold one request of --max-body-bytes " + std::to_string(options.body_limit) +
+                     " (charged " + std::to_string(request_charge(options.body_limit)) +
+                     "); raise it or lower --max-body-bytes"};
+  }
+  options.max_connections = static_cast<std::size_t>(flags.integer("max-connections", 4096, 2, 1 << 20));
+  options.reserved_connections = (options.max_connections + 63) / 64;
+  options.first_request_timeout = std::chrono::seconds(flags.integer("first-request-timeout", 5, 1, 3600));
   const auto shutdown_timeout = std::chrono::seconds(flags.integer("shutdown-timeout", 25, 0, 3600));
   const std::string format_text = flags.get_or("log-format", "text");
   if (format_text != "text" && format_text != "json") {
@@ -403,7 +426,8 @@ int serve(const std::vector<std::string>& args) {
              {"health_listen", health_bound.address().to_string() + ":" + std::to_string(health_bound.port())},
              {"policy", policy_file.value_or("built-in default")},
              {"cluster_view", cluster_source},
-             {"threads", std::to_string(threads), false}});
+             {"threads", std::to_string(threads), false},
+             {"memory_budget", std::to_string(server.memory_budget().capacity()), false}});
   flush_logs();
 
   // The review loop keeps running until the drain ends, even with nothing to do (so a

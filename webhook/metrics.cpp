@@ -108,7 +108,22 @@ std::string Metrics::render() const {
       << "# HELP kubegap_connections_refused_total Connections closed on accept: over the connection cap.\n"
          "# TYPE kubegap_connections_refused_total counter\n"
          "kubegap_connections_refused_total " << connections_refused_.load() << "\n"
-      << "";
+      << "# HELP kubegap_connections_evicted_total Idle connections closed to keep slots free for new ones "
+         "(near the connection cap).\n"
+         "# TYPE kubegap_connections_evicted_total counter\n"
+         "kubegap_connections_evicted_total " << connections_evicted_.load() << "\n"
+      << "# HELP kubegap_requests_shed_total Requests answered 503 (Retry-After) because the memory budget "
+         "for requests in flight was spent.\n"
+         "# TYPE kubegap_requests_shed_total counter\n"
+         "kubegap_requests_shed_total " << requests_shed_.load() << "\n";
+  if (budget_) {
+    out << "# HELP kubegap_request_memory_budget_bytes Memory that requests in flight may be charged.\n"
+           "# TYPE kubegap_request_memory_budget_bytes gauge\n"
+           "kubegap_request_memory_budget_bytes " << budget_->capacity() << "\n"
+        << "# HELP kubegap_request_memory_in_use_bytes Memory charged to requests in flight now.\n"
+           "# TYPE kubegap_request_memory_in_use_bytes gauge\n"
+           "kubegap_request_memory_in_use_bytes " << budget_->in_use() << "\n";
+  }
   if (cluster_view_.load()) {
     const auto each = [&](const char* name, const char* type, const char* help, auto value) {
       out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <memory>
 #include <vector>
+
+#include "webhook/memory_budget.h"
 
 namespace kubegap {
 
@@ -19,6 +22,12 @@ class Metrics {
   // check ids that produced warnings.
   void record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found);
   void connection_refused() { connections_refused_.fetch_add(1, std::memory_order_relaxed); }
+  // connection_evicted: an idle connection closed to keep a slot free for new ones.
+  void connection_evicted() { connections_evicted_.fetch_add(1, std::memory_order_relaxed); }
+  // request_shed: a request answered 503 because the memory budget was spent.
+  void request_shed() { requests_shed_.fetch_add(1, std::memory_order_relaxed); }
+  // watch_memory_budget: /metrics shows this budget's capacity and use.
+  void watch_memory_budget(std::shared_ptr<const MemoryBudget> budget) { budget_ = std::move(budget); }
   void request_started() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void request_finished() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
@@ -44,7 +53,7 @@ class Metrics {
   std::string render() const;
 
  private:
-  static constexpr std::array<int, 7> kStatuses = {200, 400, 404, 405, 413, 431, 500};
+  static constexpr std::array<int, 8> kStatuses = {200, 400, 404, 405, 413, 431, 500, 503};
   // Latency buckets in seconds: reviews take tens of microseconds; the tail shows queueing.
   static constexpr std::array<double, 12> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
                                                      0.0025,  0.005,  0.01,    0.025,  0.05,
@@ -59,6 +68,9 @@ class Metrics {
   std::vector<std::atomic<std::uint64_t>> findings_;
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<std::uint64_t> connections_refused_{0};
+  std::atomic<std::uint64_t> connections_evicted_{0};
+  std::atomic<std::uint64_t> requests_shed_{0};
+  std::shared_ptr<const MemoryBudget> budget_;
   std::atomic<std::uint64_t> cluster_snapshots_{0};
 
   static constexpr std::array<std::string_view, 2> kClusterResources = {"poddisruptionbudgets", "nodes"};

@@ -1,6 +1,9 @@
 #include "webhook/server.h"
 
+#include <algorithm>
 #include <array>
+#include <optional>
+#include <utility>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -45,16 +48,36 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-// Connection: one TLS connection. `idle` is true while no request is in progress
-// (handshake, or waiting for the next request): shutdown may close it then.
+// Connection: one TLS connection, and where it is in its life. Shutdown and eviction may
+// close it while no request is in progress (kFresh or kIdle), never while one is (kBusy).
 struct WebhookServer::Connection {
+  enum class Phase : std::uint8_t {
+    kFresh,  // handshake, or waiting for its first request: it has not served one yet
+    kIdle,   // waiting for the next request
+    kBusy,   // reading, handling or answering a request
+  };
+
   Connection(tcp::socket socket, std::shared_ptr<ssl::context> context)
       : tls(std::move(context)), stream(std::move(socket), *tls) {}
+
+  // wait: marks the connection as waiting for a request from now on.
+  void wait(Phase waiting) {
+    waiting_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    phase.store(waiting, std::memory_order_relaxed);
+  }
+  // closable: no request in progress. Read from other threads (eviction); decided again
+  // on the connection's strand before closing.
+  bool closable() const { return phase.load(std::memory_order_relaxed) != Phase::kBusy; }
+
   // The context this connection was accepted with: a rotated certificate applies to new
   // connections, and this one keeps working with the old.
   std::shared_ptr<ssl::context> tls;
   beast::ssl_stream<beast::tcp_stream> stream;
-  bool idle = true;  // touched only on the connection's strand
+  // Written on the connection's strand only.
+  std::atomic<Phase> phase{Phase::kFresh};
+  std::atomic<std::chrono::steady_clock::rep> waiting_since{
+      std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::atomic<bool> evicting{false};
 };
 
 // Session: the coroutine that serves one connection, and the pure routing it feeds.
@@ -71,53 +94,88 @@ class WebhookServer::Session {
       if (!is_quiet_close(ec)) log_event(spdlog::level::debug, "tls handshake failed", {{"error", ec.message()}});
       co_return;
     }
+    // The first request's header must be in by this time point; later requests have the
+    // idle timeout to start and the header timeout to finish their header.
+    std::optional<std::chrono::steady_clock::time_point> first_deadline =
+        std::chrono::steady_clock::now() + server_.options_.first_request_timeout;
+    connection_->wait(Connection::Phase::kFresh);
     beast::flat_buffer buffer;
     bool keep_alive = true;
     while (keep_alive && !server_.stopping_) {
-      if (buffer.size() == 0) {  // wait for the next request, up to the idle timeout
-        connection_->idle = true;
-        tcp_stream.expires_after(server_.options_.idle_timeout);
+      if (buffer.size() == 0) {  // wait for the next request
+        if (first_deadline) {
+          tcp_stream.expires_at(*first_deadline);
+        } else {
+          connection_->wait(Connection::Phase::kIdle);
+          tcp_stream.expires_after(server_.options_.idle_timeout);
+        }
         auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), kAwait);
-        connection_->idle = false;
-        if (ec) break;
+        if (ec) {
+          if (ec == beast::error::timeout && first_deadline) {
+            log_event(spdlog::level::debug, "connection sent no request in time; closed");
+          }
+          break;
+        }
         buffer.commit(n);
       }
-      keep_alive = co_await serve_one(buffer);
+      connection_->phase = Connection::Phase::kBusy;
+      keep_alive = co_await serve_one(buffer, first_deadline);
+      first_deadline.reset();
     }
-    connection_->idle = false;
+    connection_->phase = Connection::Phase::kBusy;  // closing: nothing more to evict
     tcp_stream.expires_after(std::chrono::seconds(2));
     co_await stream.async_shutdown(kAwait);  // best effort close_notify
   }
 
  private:
+  using Parser = http::request_parser<http::string_body>;
+
   // serve_one: reads one request and answers it; returns whether to keep the connection.
-  net::awaitable<bool> serve_one(beast::flat_buffer& buffer) {
+  // `first_deadline`: the connection's first request must have its header in by then.
+  net::awaitable<bool> serve_one(beast::flat_buffer& buffer,
+                                 std::optional<std::chrono::steady_clock::time_point> first_deadline) {
     auto& stream = connection_->stream;
     auto& tcp_stream = beast::get_lowest_layer(stream);
-    http::request_parser<http::string_body> parser;
+    Parser parser;
     parser.header_limit(static_cast<std::uint32_t>(server_.options_.header_limit));
     parser.body_limit(server_.options_.body_limit);
 
-    tcp_stream.expires_after(server_.options_.header_timeout);
-    auto [header_ec, header_n] = co_await http::async_read_header(stream, buffer, parser, kAwait);
-    if (!header_ec && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    auto header_deadline = std::chrono::steady_clock::now() + server_.options_.header_timeout;
+    if (first_deadline) header_deadline = std::min(header_deadline, *first_deadline);
+    tcp_stream.expires_at(header_deadline);
+    if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kAwait); ec) {
+      co_return co_await answer_read_error(ec, parser);
+    }
+    // Charged before the body is read, by its declared length: an answer of 503 costs
+    // nothing, a parsed body costs many times its size (memory_budget.h).
+    MemoryBudget::Lease lease(*server_.budget_);
+    if (!lease.grow_to(request_charge(parser.content_length().value_or(0)))) {
+      co_return co_await answer_over_budget(parser);
+    }
+    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
       // curl and other clients wait (curl: one second) for this before a large body.
       http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
       tcp_stream.expires_after(server_.options_.write_timeout);
-      auto [continue_ec, continue_n] = co_await http::async_write(stream, go_on, kAwait);
-      header_ec = continue_ec;
+      if (auto [ec, n] = co_await http::async_write(stream, go_on, kAwait); ec) {
+        lease.reset();
+        co_return co_await answer_read_error(ec, parser);
+      }
     }
-    if (!header_ec) {
-      tcp_stream.expires_after(server_.options_.body_timeout);
-      auto [body_ec, body_n] = co_await http::async_read(stream, buffer, parser, kAwait);
-      header_ec = body_ec;
+    tcp_stream.expires_after(server_.options_.body_timeout);
+    bool over_budget = false;
+    const auto body_ec = co_await read_body(buffer, parser, lease, over_budget);
+    if (body_ec || over_budget) {
+      lease.reset();  // an error answer parses nothing, and its linger may take seconds
+      // Two statements: GCC 12 mis-handles co_await on a conditional's operands.
+      if (over_budget) co_return co_await answer_over_budget(parser);
+      co_return co_await answer_read_error(body_ec, parser);
     }
-    if (header_ec) co_return co_await answer_read_error(header_ec, parser);
 
     const auto started = std::chrono::steady_clock::now();
     server_.metrics_.request_started();
     HttpRequest request = parser.release();
     HttpResponse response = route(request);
+    lease.reset();  // the review's DOM is gone; what is left to send is small
     without_body_for_head(request.method(), response);
     const bool keep_alive = request.keep_alive() && !server_.stopping_;
     response.keep_alive(keep_alive);
@@ -129,10 +187,37 @@ class WebhookServer::Session {
     co_return keep_alive && !write_ec;
   }
 
+  // read_body: reads the rest of the request. A body without a declared length (chunked)
+  // is charged to `lease` as it grows; `over_budget` says when the budget ran out first.
+  net::awaitable<beast::error_code> read_body(beast::flat_buffer& buffer, Parser& parser,
+                                              MemoryBudget::Lease& lease, bool& over_budget) {
+    while (!parser.is_done()) {
+      auto [ec, n] = co_await http::async_read_some(connection_->stream, buffer, parser, kAwait);
+      if (ec) co_return ec;
+      if (!lease.grow_to(request_charge(parser.get().body().size()))) {
+        over_budget = true;
+        co_return beast::error_code{};
+      }
+    }
+    co_return beast::error_code{};
+  }
+
+  // answer_over_budget: 503 with Retry-After, then close. The API server retries nothing
+  // itself (it fails open and records the failure), but a client or a later review does.
+  net::awaitable<bool> answer_over_budget(const Parser& parser) {
+    server_.metrics_.request_shed();
+    const auto& budget = *server_.budget_;
+    std::string message = "server busy: requests in flight hold " + std::to_string(budget.in_use()) + " of its " +
+                          std::to_string(budget.capacity()) + "-byte memory budget (--memory-budget); retry";
+    HttpResponse response = make_response(parser.get().version(), http::status::service_unavailable,
+                                          encode_error(message), "application/json");
+    response.set(http::field::retry_after, "1");
+    co_return co_await reject(std::move(response), std::move(message));
+  }
+
   // answer_read_error: limits become 413/431, malformed HTTP 400; the connection then
   // closes, since the rest of the stream cannot be trusted to be framed.
-  net::awaitable<bool> answer_read_error(const beast::error_code& ec,
-                                         const http::request_parser<http::string_body>& parser) {
+  net::awaitable<bool> answer_read_error(const beast::error_code& ec, const Parser& parser) {
     http::status status;
     std::string message;
     if (ec == http::error::body_limit) {
@@ -152,12 +237,17 @@ class WebhookServer::Session {
       co_return false;
     }
     const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
-    HttpResponse response = make_response(version, status, encode_error(message), "application/json");
+    co_return co_await reject(make_response(version, status, encode_error(message), "application/json"),
+                              std::move(message));
+  }
+
+  // reject: sends an error response on a connection that then closes.
+  net::awaitable<bool> reject(HttpResponse response, std::string message) {
     response.keep_alive(false);
     auto& tcp_stream = beast::get_lowest_layer(connection_->stream);
     tcp_stream.expires_after(server_.options_.write_timeout);
     record(response.result_int(), std::chrono::steady_clock::now());
-    log_event(spdlog::level::info, "request rejected",
+    log_event(response.result_int() >= 500 ? spdlog::level::warn : spdlog::level::info, "request rejected",
               {{"code", std::to_string(response.result_int()), false}, {"error", message}});
     if (auto [ec2, n] = co_await http::async_write(connection_->stream, response, kAwait); !ec2) {
       co_await linger();
@@ -233,7 +323,12 @@ class WebhookServer::Session {
 WebhookServer::WebhookServer(net::io_context& ioc, const ServerTlsStore& tls, const ReviewHandler& handler,
                              Metrics& metrics, ServerOptions options)
     : ioc_(ioc), tls_(tls), handler_(handler), metrics_(metrics), options_(std::move(options)),
-      acceptor_(net::make_strand(ioc)) {}
+      budget_(std::make_shared<MemoryBudget>(
+          options_.memory_budget != 0 ? options_.memory_budget
+                                      : default_memory_budget(container_memory_limit(), options_.body_limit))),
+      acceptor_(net::make_strand(ioc)) {
+  metrics_.watch_memory_budget(budget_);
+}
 
 WebhookServer::~WebhookServer() = default;
 
@@ -253,13 +348,15 @@ tcp::endpoint WebhookServer::listen() {
         co_await backoff.async_wait(kAwait);
         continue;
       }
-      if (connections() >= options_.max_connections) {
+      const std::size_t open = connections();
+      if (open >= options_.max_connections) {
         // Over the cap: close at once rather than run out of memory or descriptors.
         metrics_.connection_refused();
         beast::error_code ignored;
         socket.close(ignored);
         continue;
       }
+      if (open + options_.reserved_connections >= options_.max_connections) evict_idle_connection();
       auto connection = std::make_shared<Connection>(std::move(socket), tls_.current());
       std::uint64_t id = 0;
       {
@@ -307,7 +404,7 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
     for (auto& [id, weak] : connections_) {
       if (auto connection = weak.lock()) {
         net::post(connection->stream.get_executor(), [connection] {
-          if (connection->idle) beast::get_lowest_layer(connection->stream).cancel();
+          if (connection->closable()) beast::get_lowest_layer(connection->stream).cancel();
         });
       }
     }
@@ -324,6 +421,37 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
         }
       },
       [on_drained = std::move(on_drained)](std::exception_ptr) { on_drained(); });
+}
+
+void WebhookServer::evict_idle_connection() {
+  using Phase = Connection::Phase;
+  std::shared_ptr<Connection> victim;
+  {
+    std::lock_guard lock(mutex_);
+    // A connection that never sent a request goes before one that has served; among
+    // equals, the one waiting longest. The scan runs only near the cap.
+    const auto rank = [](const Connection& c) {
+      return std::pair(c.phase.load(std::memory_order_relaxed) == Phase::kFresh ? 0 : 1,
+                       c.waiting_since.load(std::memory_order_relaxed));
+    };
+    for (auto& [id, weak] : connections_) {
+      auto connection = weak.lock();
+      if (!connection || !connection->closable() || connection->evicting.load()) continue;
+      if (!victim || rank(*connection) < rank(*victim)) victim = std::move(connection);
+    }
+  }
+  if (!victim) return;
+  victim->evicting = true;
+  net::post(victim->stream.get_executor(), [this, victim] {
+    // Decided again on the connection's strand: a request may have started meanwhile.
+    if (!victim->closable()) {
+      victim->evicting = false;
+      return;
+    }
+    metrics_.connection_evicted();
+    log_event(spdlog::level::debug, "idle connection closed: near the connection cap");
+    beast::get_lowest_layer(victim->stream).cancel();
+  });
 }
 
 std::size_t WebhookServer::connections() const {

@@ -19,6 +19,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "webhook/memory_budget.h"
 #include "webhook/metrics.h"
 #include "webhook/review_handler.h"
 #include "webhook/tls.h"
@@ -35,12 +36,22 @@ struct ServerOptions {
   // closes them (closing first races with a request it is about to send).
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(120)};
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  // After its handshake a connection has this long to send its first request's header.
+  // The API server sends at once; a connection that only holds a slot does not.
+  std::chrono::milliseconds first_request_timeout{std::chrono::seconds(5)};
   std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
   // Connections beyond this are closed on accept. The API servers of a cluster keep a
   // few dozen; each open connection costs about 100 KiB (TLS state and buffers).
   std::size_t max_connections = 4096;
+  // Within this many slots of the cap, each new connection closes the connection that has
+  // waited longest without a request in progress (one that never sent a request first),
+  // so the slots near the cap stay free for the API server's next connection.
+  std::size_t reserved_connections = 64;
+  // What requests in flight may be charged, across all connections (memory_budget.h);
+  // 0: default_memory_budget(container_memory_limit(), body_limit).
+  std::size_t memory_budget = 0;
 };
 
 class WebhookServer {
@@ -59,6 +70,7 @@ class WebhookServer {
   void shutdown(std::chrono::milliseconds deadline, std::function<void()> on_drained);
 
   std::size_t connections() const;
+  const MemoryBudget& memory_budget() const { return *budget_; }
 
  private:
   struct Connection;
@@ -69,8 +81,13 @@ class WebhookServer {
   const ReviewHandler& handler_;
   Metrics& metrics_;
   ServerOptions options_;
+  std::shared_ptr<MemoryBudget> budget_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::atomic<bool> stopping_{false};
+
+  // evict_idle_connection: closes the connection that has waited longest for a request
+  // (never-used ones first); none when every connection has a request in progress.
+  void evict_idle_connection();
 
   mutable std::mutex mutex_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;

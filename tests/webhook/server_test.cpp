@@ -86,6 +86,7 @@ class TestServer {
   unsigned short health_port() const { return health_endpoint_.port(); }
   const Metrics& metrics() const { return metrics_; }
   std::size_t connections() const { return server_.connections(); }
+  std::size_t memory_in_use() const { return server_.memory_budget().in_use(); }
 
  private:
   static ServerOptions with_loopback(ServerOptions options) {
@@ -721,6 +722,7 @@ TEST(ServerTest, HeadGetsHeadersOnlyAndTheConnectionStaysFramed) {
 TEST(ServerTest, ConnectionsBeyondTheCapAreClosedAndCounted) {
   ServerOptions options;
   options.max_connections = 2;
+  options.reserved_connections = 0;  // no eviction: the cap alone
   TestServer server(options);
   TlsClient first(server.port());
   first.handshake();
@@ -743,6 +745,136 @@ TEST(ServerTest, AnswersExpect100ContinueBeforeTheBody) {
   EXPECT_EQ(client.read_response().result_int(), 100) << "the client may wait for this before sending";
   client.write_raw(body);
   EXPECT_EQ(client.read_response().result_int(), 200);
+}
+
+std::string header_for(std::size_t content_length) {
+  return "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(content_length) + "\r\n\r\n";
+}
+
+TEST(ServerTest, OverTheMemoryBudgetAnswers503BeforeReadingTheBody) {
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  ServerOptions options;
+  options.memory_budget = request_charge(body.size());  // room for exactly one such review
+  TestServer server(options);
+  TlsClient holder(server.port());
+  holder.handshake();
+  holder.write_raw(header_for(body.size()) + body.substr(0, 10));  // holds the budget, body unfinished
+  // Wait until the holder's header has been charged.
+  for (int i = 0; i < 200 && server.memory_in_use() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(server.memory_in_use(), request_charge(body.size()));
+
+  TlsClient refused(server.port());
+  refused.handshake();
+  refused.write_raw(header_for(body.size()));  // no body: the answer must not wait for it
+  const auto busy = refused.read_response();
+  EXPECT_EQ(busy.result_int(), 503);
+  EXPECT_EQ(busy[http::field::retry_after], "1");
+  EXPECT_FALSE(busy.keep_alive());
+  EXPECT_NE(busy.body().find("memory budget"), std::string::npos) << busy.body();
+
+  holder.write_raw(body.substr(10));
+  EXPECT_EQ(holder.read_response().result_int(), 200);
+  EXPECT_EQ(server.memory_in_use(), 0u) << "the charge is given back after the answer";
+  expect_still_serving(server.port());  // and the retry succeeds
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_NE(metrics.find("kubegap_requests_shed_total 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_reviews_total{code=\"503\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_request_memory_budget_bytes " + std::to_string(options.memory_budget)),
+            std::string::npos) << metrics;
+}
+
+TEST(ServerTest, ChunkedBodyIsChargedAsItGrows) {
+  ServerOptions options;
+  options.memory_budget = request_charge(4096);
+  TestServer server(options);
+  TlsClient client(server.port());
+  client.handshake();
+  client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk(1000, ' ');
+  // 8 chunks of 1000 bytes: the fifth takes the body past what the budget can hold.
+  for (int i = 0; i < 8; ++i) {
+    beast::error_code ec;
+    net::write(client.stream(), net::buffer("3e8\r\n" + chunk + "\r\n"), ec);
+    if (ec) break;  // the server answered and closed
+  }
+  const auto response = client.read_response();
+  EXPECT_EQ(response.result_int(), 503);
+  EXPECT_EQ(server.memory_in_use(), 0u);
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, ConnectionWithoutARequestIsClosedAtTheFirstRequestDeadline) {
+  ServerOptions options;
+  options.first_request_timeout = std::chrono::milliseconds(300);
+  TestServer server(options);
+  TlsClient silent(server.port());
+  silent.handshake();
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent.closed_by_peer());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "not the 120 s idle timeout";
+
+  // A connection that sends its request in time is served, then kept for the idle timeout.
+  TlsClient prompt(server.port());
+  prompt.handshake();
+  EXPECT_EQ(prompt.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(prompt.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200)
+      << "the first-request deadline does not apply after the first request";
+}
+
+TEST(ServerTest, FirstRequestDeadlineAlsoBoundsADribbledHeader) {
+  ServerOptions options;
+  options.first_request_timeout = std::chrono::milliseconds(300);
+  options.header_timeout = std::chrono::seconds(30);
+  TestServer server(options);
+  TlsClient client(server.port());
+  client.handshake();
+  client.write_raw("POST /validate HTTP/1.1\r\n");  // a request started, never finished
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.closed_by_peer());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "not the 30 s header timeout";
+}
+
+TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
+  ServerOptions options;
+  options.max_connections = 3;
+  options.reserved_connections = 1;
+  TestServer server(options);
+  TlsClient served(server.port());
+  served.handshake();
+  EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  TlsClient silent(server.port());
+  silent.handshake();
+  for (int i = 0; i < 200 && server.connections() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The third connection reaches the reserve: the silent one goes, not the one that served.
+  TlsClient newcomer(server.port());
+  newcomer.handshake();
+  EXPECT_TRUE(silent.closed_by_peer());
+  EXPECT_EQ(newcomer.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_NE(metrics.find("kubegap_connections_evicted_total 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
+}
+
+TEST(ServerTest, EvictionNeverClosesAConnectionWithARequestInProgress) {
+  ServerOptions options;
+  options.max_connections = 2;
+  options.reserved_connections = 1;
+  TestServer server(options);
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  TlsClient busy(server.port());
+  busy.handshake();
+  busy.write_raw(header_for(body.size()) + body.substr(0, 10));  // a request in progress
+  for (int i = 0; i < 200 && server.memory_in_use() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  TlsClient newcomer(server.port());  // reaches the reserve, finds nothing it may close
+  newcomer.handshake();
+  busy.write_raw(body.substr(10));
+  EXPECT_EQ(busy.read_response().result_int(), 200);
+  EXPECT_EQ(newcomer.post("/validate", body).result_int(), 200);
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_NE(metrics.find("kubegap_connections_evicted_total 0"), std::string::npos) << metrics;
 }
 
 }  // namespace

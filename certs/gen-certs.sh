@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Generates development TLS material for kubegap-webhook: an ECDSA P-256 CA and a serving
-# certificate signed by it. Keys are written with mode 0600 and never committed.
+# Generates development TLS material for kubegap-webhook: an ECDSA P-256 CA, a serving
+# certificate signed by it, and a client certificate for the API server to present when
+# the webhook runs with --client-ca. Keys are written with mode 0600 and never committed.
 #
 #   certs/gen-certs.sh [--out DIR] [--service NAME] [--namespace NS] [--san DNS_OR_IP]...
 #                      [--days N] [--force]
 #
-# Writes DIR/ca.crt, DIR/ca.key, DIR/tls.crt, DIR/tls.key and prints the base64 caBundle.
+# Writes DIR/ca.crt, DIR/ca.key, DIR/tls.crt, DIR/tls.key, DIR/client.crt, DIR/client.key
+# (CN kube-apiserver, clientAuth) and prints the base64 caBundle.
 # SANs: NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local, localhost, IP 127.0.0.1,
 # plus every --san. Refuses to overwrite existing keys unless --force is given.
 set -euo pipefail
@@ -64,9 +66,19 @@ EXT
 openssl x509 -req -in "$tmp/tls.csr" -CA "$tmp/ca.crt" -CAkey "$tmp/ca.key" -CAcreateserial \
   -days "$days" -sha256 -extfile "$tmp/ext.cnf" -out "$tmp/tls.crt" 2>/dev/null
 
-openssl verify -CAfile "$tmp/ca.crt" "$tmp/tls.crt" >/dev/null
-for f in ca.key ca.crt tls.key tls.crt; do mv -f "$tmp/$f" "$out/$f"; done
-chmod 0644 "$out/ca.crt" "$out/tls.crt"
+openssl ecparam -name prime256v1 -genkey -noout -out "$tmp/client.key"
+openssl req -new -key "$tmp/client.key" -subj "/CN=kube-apiserver" -out "$tmp/client.csr" 2>/dev/null
+cat > "$tmp/client.cnf" <<EXT
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth
+EXT
+openssl x509 -req -in "$tmp/client.csr" -CA "$tmp/ca.crt" -CAkey "$tmp/ca.key" -CAcreateserial \
+  -days "$days" -sha256 -extfile "$tmp/client.cnf" -out "$tmp/client.crt" 2>/dev/null
+
+openssl verify -CAfile "$tmp/ca.crt" "$tmp/tls.crt" "$tmp/client.crt" >/dev/null
+for f in ca.key ca.crt tls.key tls.crt client.key client.crt; do mv -f "$tmp/$f" "$out/$f"; done
+chmod 0644 "$out/ca.crt" "$out/tls.crt" "$out/client.crt"
 
 echo "wrote $out/ca.crt $out/tls.crt $out/tls.key (SANs: $sans)" >&2
 echo "caBundle: $(base64 -w0 < "$out/ca.crt")"

@@ -65,7 +65,12 @@ Serves POST /validate over HTTPS and /healthz, /readyz, /metrics over plain HTTP
 
 Flags:
   --tls-cert FILE            serving certificate chain (PEM)            (required)
-  --tls-key FILE             its private key (PEM)                      (required)
+  --tls-key FILE             its private key (PEM, not readable by every user)
+                                                                        (required)
+  --client-ca FILE           require a client certificate signed by a CA in FILE
+                             (PEM): the API server presents one when its
+                             AdmissionConfiguration names it (README); reloaded
+                             with the serving certificate
   --listen HOST:PORT         HTTPS address                    (default 0.0.0.0:8443)
   --health-listen HOST:PORT  health and metrics address       (default 0.0.0.0:9090)
   -p, --policy FILE          policy YAML overriding the built-in defaults
@@ -155,6 +160,7 @@ std::vector<CompletionCommand> command_table() {
       {"serve", "serve the webhook",
        {{"--tls-cert", "", "serving certificate chain (PEM)", V::kFile, {}},
         {"--tls-key", "", "its private key (PEM)", V::kFile, {}},
+        {"--client-ca", "", "CA bundle a client certificate must chain to", V::kFile, {}},
         {"--listen", "", "HTTPS address HOST:PORT", V::kAny, {}},
         {"--health-listen", "", "health and metrics address HOST:PORT", V::kAny, {}},
         {"--policy", "-p", "policy YAML", V::kFile, {}},
@@ -356,7 +362,7 @@ int serve(const std::vector<std::string>& args) {
   const auto policy_file = flags.get("policy");
   PolicyStore policies(policy_file ? load_policy_file(*policy_file) : default_policy());
   const auto sync_timeout = std::chrono::seconds(flags.integer("cluster-sync-timeout", 30, 0, 3600));
-  ServerTlsStore tls(cert, key);
+  ServerTlsStore tls(cert, key, flags.get_or("client-ca", ""));
   const auto reload_interval = std::chrono::seconds(flags.integer("reload-interval", 2, 1, 3600));
 
   // Two event loops: `ioc` (--threads threads) serves reviews and nothing else; `control`
@@ -425,6 +431,7 @@ int serve(const std::vector<std::string>& args) {
              {"listen", bound.address().to_string() + ":" + std::to_string(bound.port())},
              {"health_listen", health_bound.address().to_string() + ":" + std::to_string(health_bound.port())},
              {"policy", policy_file.value_or("built-in default")},
+             {"client_ca", tls.client_ca_file().empty() ? "none: any client may connect" : tls.client_ca_file()},
              {"cluster_view", cluster_source},
              {"threads", std::to_string(threads), false},
              {"memory_budget", std::to_string(server.memory_budget().capacity()), false}});

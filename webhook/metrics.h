@@ -23,6 +23,9 @@ class Metrics {
   void record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found);
   void connection_refused() { connections_refused_.fetch_add(1, std::memory_order_relaxed); }
   // connection_evicted: an idle connection closed to keep a slot free for new ones.
+  // tls_handshake_failed: a handshake that failed for a reason other than the peer
+  // leaving (no client certificate under --client-ca, no common protocol or suite).
+  void tls_handshake_failed() { tls_handshakes_failed_.fetch_add(1, std::memory_order_relaxed); }
   void connection_evicted() { connections_evicted_.fetch_add(1, std::memory_order_relaxed); }
   // request_shed: a request answered 503 because the memory budget was spent.
   void request_shed() { requests_shed_.fetch_add(1, std::memory_order_relaxed); }
@@ -69,6 +72,7 @@ class Metrics {
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<std::uint64_t> connections_refused_{0};
   std::atomic<std::uint64_t> connections_evicted_{0};
+  std::atomic<std::uint64_t> tls_handshakes_failed_{0};
   std::atomic<std::uint64_t> requests_shed_{0};
   std::shared_ptr<const MemoryBudget> budget_;
   std::atomic<std::uint64_t> cluster_snapshots_{0};

@@ -18,8 +18,10 @@ void note_certificate(const ServerTlsStore& tls, Metrics& metrics) {
 
 std::unique_ptr<FileWatcher> watch_tls_files(boost::asio::io_context& ioc, ServerTlsStore& tls, Metrics& metrics,
                                              std::chrono::milliseconds interval) {
+  std::vector<std::string> files{tls.cert_file(), tls.key_file()};
+  if (!tls.client_ca_file().empty()) files.push_back(tls.client_ca_file());
   auto watcher = std::make_unique<FileWatcher>(
-      ioc, std::vector<std::string>{tls.cert_file(), tls.key_file()}, interval, [&tls, &metrics] {
+      ioc, std::move(files), interval, [&tls, &metrics] {
         std::string error;
         const bool ok = tls.reload(error);
         metrics.tls_reloaded(ok);

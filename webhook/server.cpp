@@ -91,7 +91,10 @@ class WebhookServer::Session {
     auto& tcp_stream = beast::get_lowest_layer(stream);
     tcp_stream.expires_after(server_.options_.handshake_timeout);
     if (auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kAwait); ec) {
-      if (!is_quiet_close(ec)) log_event(spdlog::level::debug, "tls handshake failed", {{"error", ec.message()}});
+      if (!is_quiet_close(ec)) {
+        server_.metrics_.tls_handshake_failed();
+        log_event(spdlog::level::debug, "tls handshake failed", {{"error", ec.message()}});
+      }
       co_return;
     }
     // The first request's header must be in by this time point; later requests have the

@@ -1,6 +1,9 @@
 #include "webhook/tls.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <ctime>
@@ -62,12 +65,39 @@ void require_readable(const std::string& path, const char* what) {
   throw ConfigError(path + ": cannot read TLS " + what + " (" + std::strerror(errno) + "); " + kMakeCerts);
 }
 
+// require_private: refuses a key that every user on the node can read. stat follows the
+// symlinks a Secret volume is made of, so the mode checked is the file's own.
+void require_private(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & S_IROTH) == 0) return;
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  throw ConfigError(path + ": TLS private key is readable by every user (mode " + mode +
+                    "); make it private: chmod 600 " + path +
+                    ", or in a pod give the Secret volume defaultMode: 0400 (0440 with an fsGroup)");
+}
+
+// require_client_certificates: the handshake fails unless the client presents a
+// certificate that chains to one of the CAs in `ca_file`; the CAs' names are sent as
+// the acceptable issuers, so a client holding several certificates picks the right one.
+void require_client_certificates(SSL_CTX* native, const std::string& ca_file) {
+  require_readable(ca_file, "client CA bundle");
+  if (SSL_CTX_load_verify_locations(native, ca_file.c_str(), nullptr) != 1) {
+    throw ConfigError(ca_file + ": cannot load client CA bundle (not PEM?): " + openssl_reason());
+  }
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca_file.c_str());
+  if (names == nullptr) throw ConfigError(ca_file + ": no CA certificate in the client CA bundle");
+  SSL_CTX_set_client_CA_list(native, names);  // takes ownership
+  SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+}
+
 }  // namespace
 
-boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
-                                                  const std::string& key_file) {
+boost::asio::ssl::context make_server_tls_context(const std::string& cert_file, const std::string& key_file,
+                                                  const std::string& client_ca_file) {
   require_readable(cert_file, "certificate");
   require_readable(key_file, "private key");
+  require_private(key_file);
   namespace ssl = boost::asio::ssl;
   ssl::context ctx(ssl::context::tls_server);
   SSL_CTX* native = ctx.native_handle();
@@ -89,6 +119,7 @@ boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
   if (SSL_CTX_check_private_key(native) != 1) {
     throw ConfigError(key_file + ": private key does not match " + cert_file + ": " + openssl_reason());
   }
+  if (!client_ca_file.empty()) require_client_certificates(native, client_ca_file);
   return ctx;
 }
 
@@ -100,16 +131,18 @@ std::int64_t certificate_not_after(boost::asio::ssl::context& context) {
   return static_cast<std::int64_t>(timegm(&tm));
 }
 
-ServerTlsStore::ServerTlsStore(std::string cert_file, std::string key_file)
-    : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)) {
-  auto context = std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_));
+ServerTlsStore::ServerTlsStore(std::string cert_file, std::string key_file, std::string client_ca_file)
+    : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), client_ca_file_(std::move(client_ca_file)) {
+  auto context = std::make_shared<boost::asio::ssl::context>(
+      make_server_tls_context(cert_file_, key_file_, client_ca_file_));
   not_after_.store(certificate_not_after(*context));
   current_.store(std::move(context));
 }
 
 bool ServerTlsStore::reload(std::string& error) {
   try {
-    auto context = std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_));
+    auto context = std::make_shared<boost::asio::ssl::context>(
+        make_server_tls_context(cert_file_, key_file_, client_ca_file_));
     not_after_.store(certificate_not_after(*context));
     current_.store(std::move(context));
     return true;

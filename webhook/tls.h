@@ -13,17 +13,20 @@
 namespace kubegap {
 
 // make_server_tls_context: loads the certificate chain and key; throws ConfigError with
-// the file name and OpenSSL's reason when they cannot be used.
-boost::asio::ssl::context make_server_tls_context(const std::string& cert_file,
-                                                  const std::string& key_file);
+// the file name and OpenSSL's reason when they cannot be used, or when the key is
+// readable by every user. With `client_ca_file`, a client must present a certificate
+// signed by one of its CAs (the API server's, from its AdmissionConfiguration).
+boost::asio::ssl::context make_server_tls_context(const std::string& cert_file, const std::string& key_file,
+                                                  const std::string& client_ca_file = {});
 
 // ServerTlsStore: the current server TLS context. Each new connection takes the current
 // one and keeps it (a shared_ptr) for its life, so replacing the certificate changes
 // new handshakes only and never drops an open connection.
 class ServerTlsStore {
  public:
-  // Loads the files; throws ConfigError when they cannot be used.
-  ServerTlsStore(std::string cert_file, std::string key_file);
+  // Loads the files; throws ConfigError when they cannot be used. An empty
+  // `client_ca_file` accepts clients without a certificate.
+  ServerTlsStore(std::string cert_file, std::string key_file, std::string client_ca_file = {});
 
   std::shared_ptr<boost::asio::ssl::context> current() const { return current_.load(); }
 
@@ -37,10 +40,12 @@ class ServerTlsStore {
   }
   const std::string& cert_file() const { return cert_file_; }
   const std::string& key_file() const { return key_file_; }
+  const std::string& client_ca_file() const { return client_ca_file_; }
 
  private:
   std::string cert_file_;
   std::string key_file_;
+  std::string client_ca_file_;
   std::atomic<std::shared_ptr<boost::asio::ssl::context>> current_;
   std::atomic<std::int64_t> not_after_{0};
 };

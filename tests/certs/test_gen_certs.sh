@@ -23,7 +23,10 @@ else
   fail "gen-certs.sh exits 0 (stderr: $(cat "$tmp/stderr"))"
   exit 1
 fi
-for f in ca.crt ca.key tls.crt tls.key; do check "wrote $f" test -s "$out/$f"; done
+for f in ca.crt ca.key tls.crt tls.key client.crt client.key; do check "wrote $f" test -s "$out/$f"; done
+check "client.crt is for client authentication (extendedKeyUsage clientAuth)" \
+  grep -q "TLS Web Client Authentication" <(openssl x509 -in "$out/client.crt" -noout -ext extendedKeyUsage 2>/dev/null)
+check "client.crt verifies against ca.crt" test "$(openssl verify -CAfile "$out/ca.crt" "$out/client.crt" 2>&1)" = "$out/client.crt: OK"
 
 # The chain.
 verify=$(openssl verify -CAfile "$out/ca.crt" "$out/tls.crt" 2>&1)
@@ -44,8 +47,8 @@ want=$(printf '%s\n' "DNS:$svc" "DNS:$svc.$ns" "DNS:$svc.$ns.svc" "DNS:$svc.$ns.
 for san in $want; do check "SAN $san" grep -qxF "$san" <<<"$sans"; done
 check "no SANs beyond those ($(tr '\n' ' ' <<<"$sans"))" test "$sans" = "$want"
 
-# Keys: ECDSA on P-256, for both keys and the certificate's public key, mode 0600.
-for key in ca.key tls.key; do
+# Keys: ECDSA on P-256, for every key and the certificate's public key, mode 0600.
+for key in ca.key tls.key client.key; do
   text=$(openssl pkey -in "$out/$key" -noout -text 2>/dev/null)
   check "$key is an EC key on prime256v1" grep -q "ASN1 OID: prime256v1" <<<"$text"
   check "$key mode is 0600 ($(stat -c %a "$out/$key"))" test "$(stat -c %a "$out/$key")" = 600

@@ -98,9 +98,9 @@ class ControlPlane:
         self._old_handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             self._start_etcd()
+            self._make_webhook_certs()  # first: the API server presents the client certificate
             self._start_apiserver()
             self._write_kubeconfig()
-            self._make_webhook_certs()
             self.start_webhook()
             self.register_webhook()
         except BaseException:
@@ -192,6 +192,7 @@ class ControlPlane:
         audit_policy = os.path.join(self.dir, "audit-policy.yaml")
         with open(audit_policy, "w") as f:
             f.write(AUDIT_POLICY)
+        admission_config = self._write_admission_config()
         self.apiserver_args = [
             os.path.join(self.bin_dir, "kube-apiserver"),
             f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
@@ -209,10 +210,28 @@ class ControlPlane:
             f"--audit-policy-file={audit_policy}",
             f"--audit-log-path={self.audit_log}",
             "--audit-log-mode=blocking",
+            f"--admission-control-config-file={admission_config}",
         ]
         self._spawn("kube-apiserver", self.apiserver_args)
         self._wait("kube-apiserver /readyz", lambda: self._get(f"/readyz") == "ok", 180, "kube-apiserver")
         log(f"kube-apiserver ready on https://127.0.0.1:{self.apiserver_port}")
+
+    def _write_admission_config(self):
+        """The API server presents the webhook certs' client.crt to every webhook (user
+        "*"), as the README's AdmissionConfiguration shows; the webhook runs with
+        --client-ca, so a review without it would fail (and fail open)."""
+        client_kubeconfig = os.path.join(self.dir, "webhook-client.kubeconfig")
+        with open(client_kubeconfig, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "Config", "users": [{"name": "*", "user": {
+                "client-certificate": os.path.join(self.webhook_certs, "client.crt"),
+                "client-key": os.path.join(self.webhook_certs, "client.key")}}]}, f)
+        path = os.path.join(self.dir, "admission-config.yaml")
+        with open(path, "w") as f:
+            json.dump({"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AdmissionConfiguration",
+                       "plugins": [{"name": "ValidatingAdmissionWebhook", "configuration": {
+                           "apiVersion": "apiserver.config.k8s.io/v1", "kind": "WebhookAdmissionConfiguration",
+                           "kubeConfigFile": client_kubeconfig}}]}, f)
+        return path
 
     def restart_apiserver(self):
         self._stop_process("kube-apiserver")
@@ -275,6 +294,7 @@ class ControlPlane:
             "--tls-cert", os.path.join(self.webhook_certs, "tls.crt"),
             "--tls-key", os.path.join(self.webhook_certs, "tls.key"),
             "--listen", listen, "--health-listen", "127.0.0.1:0",
+            "--client-ca", os.path.join(self.webhook_certs, "ca.crt"),
             "--log-format", "json", "--threads", "2", *self.webhook_args(), *extra_args,
         ])
         start = len(self.process_log("webhook"))

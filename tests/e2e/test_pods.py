@@ -194,6 +194,50 @@ class KubectlApply(unittest.TestCase):
             self.assertTrue(set(EXPECTED_GAPS) <= set(annotations), (e["objectRef"]["name"], annotations))
         self.assertEqual(reviews_200(CP.webhook_metrics()) - before, count)
 
+    def test_8_only_the_api_server_with_its_client_certificate_is_served(self):
+        """The webhook runs with --client-ca; the API server presents client.crt through
+        its AdmissionConfiguration (controlplane.py): its reviews are answered (test 1 and
+        this one), a client without that certificate is turned away."""
+        import ssl
+        import socket
+        ns = namespace("e2e-client-ca")
+        failures_before = handshake_failures(CP.webhook_metrics())
+        r = CP.kubectl("apply", "-n", ns, "-f", "-",
+                       input=read_example("training-pod-gaps.yaml", **{"llm-pretrain-gaps": "with-client-cert"}))
+        self.assertEqual(sorted(warnings_of(r.stderr)), sorted(EXPECTED_GAPS), r.stderr)
+        self.assertEqual(handshake_failures(CP.webhook_metrics()), failures_before,
+                         "the API server's handshakes all succeeded")
+
+        certs = CP.webhook_certs
+        with open(os.path.join(SOURCE, "tests", "fixtures", "reviews", "gpu-pod-gaps.json"), "rb") as f:
+            body = f.read()
+        request = (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)) + body
+
+        def post(with_certificate):
+            context = ssl.create_default_context(cafile=os.path.join(certs, "ca.crt"))
+            if with_certificate:
+                context.load_cert_chain(os.path.join(certs, "client.crt"), os.path.join(certs, "client.key"))
+            try:
+                with socket.create_connection(("127.0.0.1", CP.webhook_port), timeout=10) as raw:
+                    with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                        tls.sendall(request)
+                        answer = b""
+                        while chunk := tls.recv(65536):
+                            answer += chunk
+                        return answer.split(b"\r\n", 1)[0].decode()
+            except (ssl.SSLError, ConnectionError) as e:
+                return f"refused: {e}"
+
+        self.assertEqual(post(with_certificate=True), "HTTP/1.1 200 OK")
+        anonymous = post(with_certificate=False)
+        self.assertTrue(anonymous.startswith("refused"), anonymous)
+        self.assertEqual(handshake_failures(CP.webhook_metrics()), failures_before + 1)
+
+
+def handshake_failures(metrics):
+    return int(re.search(r"^kubegap_tls_handshake_failures_total (\d+)$", metrics, re.M).group(1))
+
 
 def reviews_200(metrics):
     match = re.search(r'^kubegap_reviews_total\{code="200"\} (\d+)$', metrics, re.M)

@@ -140,7 +140,10 @@ mkdir -p "$root/tls"
 "$src/certs/gen-certs.sh" --out "$tmp/certs" >/dev/null 2>&1 || die "gen-certs.sh"
 cp "$tmp/certs/tls.crt" "$tmp/certs/tls.key" "$root/tls/"
 chmod 0755 "$root/tls"; chmod 0644 "$root/tls/tls.crt"; chmod 0640 "$root/tls/tls.key"
-chgrp 65532 "$root/tls/tls.key" 2>/dev/null || chmod 0644 "$root/tls/tls.key"
+# As in the Deployment (defaultMode 0440 with fsGroup): readable by group 65532, never by
+# every user (the server refuses such a key). Without root the server runs as the key's
+# owner, which 0640 already lets read it.
+chgrp 65532 "$root/tls/tls.key" 2>/dev/null || true
 entry=$inside/usr/local/bin/kubegap-webhook
 [[ -z $inside ]] && entry=/usr/local/bin/kubegap-webhook
 : >"$tmp/serve.log"

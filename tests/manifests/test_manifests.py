@@ -137,6 +137,7 @@ class Test1Rendered(unittest.TestCase):
                        ("ClusterRole", "kubegap-webhook"), ("ClusterRoleBinding", "kubegap-webhook"),
                        ("ConfigMap", "kubegap-policy"), ("Deployment", "kubegap-webhook"),
                        ("PodDisruptionBudget", "kubegap-webhook"), ("Service", "kubegap-webhook"),
+                       ("NetworkPolicy", "kubegap-webhook"),
                        ("ValidatingWebhookConfiguration", "kubegap-webhook")])
         self.assertEqual(got, want)
         cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration"}
@@ -286,6 +287,24 @@ class Test1Rendered(unittest.TestCase):
              f"seccomp RuntimeDefault, image {IMAGE}, probes /healthz /readyz on 9090, "
              f"grace {grace} s >= preStop {sleep} s + drain {drain} s, resources {res}, "
              f"spread zone ScheduleAnyway + hostname DoNotSchedule, /tls and /etc/kubegap mounted read-only")
+
+    def test_network_policy_admits_reviews_and_prometheus_only(self):
+        policy = one("base", "NetworkPolicy")
+        d = one("base", "Deployment")
+        spec = policy["spec"]
+        self.assertTrue(selects(spec["podSelector"], d["spec"]["template"]["metadata"]["labels"]))
+        self.assertEqual(spec["policyTypes"], ["Ingress"])
+        ports = {p["name"]: p["containerPort"] for p in d["spec"]["template"]["spec"]["containers"][0]["ports"]}
+        rules = {}
+        for rule in spec["ingress"]:
+            self.assertEqual(len(rule["ports"]), 1, rule)
+            port = rule["ports"][0]["port"]
+            rules[ports.get(port, port)] = rule.get("from")
+        self.assertEqual(set(rules), {8443, 9090}, "no other port is reachable")
+        self.assertIsNone(rules[8443], "the API server's addresses cannot be named portably: open, --client-ca guards it")
+        self.assertEqual(rules[9090], [{"namespaceSelector": {},
+                                         "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}])
+        note("NetworkPolicy: 8443 from any source (the API server), 9090 from Prometheus pods only")
 
     def test_pdb(self):
         pdb = one("base", "PodDisruptionBudget")

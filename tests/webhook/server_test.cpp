@@ -51,9 +51,10 @@ std::string read_fixture(const std::string& name) {
 // TestServer: the webhook and health listeners on 127.0.0.1:0, run on two threads.
 class TestServer {
  public:
-  explicit TestServer(ServerOptions options = {}, const std::string& cert_dir = kCerts)
+  explicit TestServer(ServerOptions options = {}, const std::string& cert_dir = kCerts,
+                      const std::string& client_ca = {})
       : policies_(default_policy()),
-        tls_(cert_dir + "/tls.crt", cert_dir + "/tls.key"),
+        tls_(cert_dir + "/tls.crt", cert_dir + "/tls.key", client_ca),
         handler_(policies_, cluster_),
         server_(ioc_, tls_, handler_, metrics_, with_loopback(std::move(options))),
         health_(ioc_, readiness_, metrics_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
@@ -171,6 +172,8 @@ rapidjson::Document parse_json(const std::string& body) {
   return doc;
 }
 
+std::pair<int, std::string> health_get(unsigned short port, const std::string& target);
+
 // expect_still_serving: a fresh connection gets a correct answer to a real review.
 void expect_still_serving(unsigned short port) {
   TlsClient client(port);
@@ -234,6 +237,9 @@ TEST(ServerTest, SelectsHttp11WhenApiServerOffersH2First) {
   EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
 }
 
+// The refusals below must come from the server (its alert, and its failure count), not
+// from a client that would not even offer what it was told to: the same client offering
+// TLS 1.2 with an AEAD suite is accepted.
 TEST(ServerTest, RefusesTls11) {
   TestServer server;
   TlsClient client(server.port(), [](ssl::context& ctx) {
@@ -241,17 +247,34 @@ TEST(ServerTest, RefusesTls11) {
     SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_1_VERSION);
     SSL_CTX_set_security_level(ctx.native_handle(), 0);
   });
-  EXPECT_TRUE(client.try_handshake());
+  const auto ec = client.try_handshake();
+  ASSERT_TRUE(ec);
+  EXPECT_NE(ec.message().find("protocol version"), std::string::npos) << "the server's alert: " << ec.message();
+  TlsClient control(server.port(), [](ssl::context& ctx) {
+    SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    SSL_CTX_set_security_level(ctx.native_handle(), 0);
+  });
+  EXPECT_FALSE(control.try_handshake());
+  EXPECT_EQ(SSL_version(control.native()), TLS1_2_VERSION);
   expect_still_serving(server.port());
 }
 
 TEST(ServerTest, RefusesNonAeadTls12Cipher) {
   TestServer server;
-  TlsClient client(server.port(), [](ssl::context& ctx) {
-    SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
-    SSL_CTX_set_cipher_list(ctx.native_handle(), "ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA");
-  });
-  EXPECT_TRUE(client.try_handshake());
+  const auto tls12_with = [](const char* suites) {
+    return [suites](ssl::context& ctx) {
+      SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+      ASSERT_EQ(SSL_CTX_set_cipher_list(ctx.native_handle(), suites), 1);
+    };
+  };
+  TlsClient client(server.port(), tls12_with("ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA"));
+  const auto ec = client.try_handshake();
+  ASSERT_TRUE(ec);
+  EXPECT_NE(ec.message().find("handshake failure"), std::string::npos) << "the server's alert: " << ec.message();
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_NE(metrics.find("kubegap_tls_handshake_failures_total 1"), std::string::npos) << metrics;
+  TlsClient control(server.port(), tls12_with("ECDHE-ECDSA-AES128-GCM-SHA256"));
+  EXPECT_FALSE(control.try_handshake());
   expect_still_serving(server.port());
 }
 
@@ -875,6 +898,102 @@ TEST(ServerTest, EvictionNeverClosesAConnectionWithARequestInProgress) {
   EXPECT_EQ(newcomer.post("/validate", body).result_int(), 200);
   const auto [code, metrics] = health_get(server.health_port(), "/metrics");
   EXPECT_NE(metrics.find("kubegap_connections_evicted_total 0"), std::string::npos) << metrics;
+}
+
+// with_client_certificate: the client presents DIR/client.crt (signed by DIR/ca.crt).
+std::function<void(ssl::context&)> with_client_certificate(const std::string& dir) {
+  return [dir](ssl::context& ctx) {
+    ctx.use_certificate_chain_file(dir + "/client.crt");
+    ctx.use_private_key_file(dir + "/client.key", ssl::context::pem);
+  };
+}
+
+// refused: whether the server turns the client away, at the handshake (TLS 1.2) or at
+// the first read after it (TLS 1.3: the server checks the certificate after the client
+// has finished its side of the handshake).
+bool refused(TlsClient& client) {
+  if (client.try_handshake()) return true;
+  try {
+    client.post("/validate", read_fixture("gpu-pod-gaps.json"));
+    return false;
+  } catch (const boost::system::system_error&) {
+    return true;
+  }
+}
+
+TEST(ServerTest, ClientCaAdmitsOnlyClientsWithACertificateItSigned) {
+  TestServer server({}, kCerts, kCerts + "/ca.crt");
+  TlsClient anonymous(server.port());
+  EXPECT_TRUE(refused(anonymous)) << "no client certificate";
+  TlsClient stranger(server.port(), with_client_certificate(kRotatedCerts));
+  EXPECT_TRUE(refused(stranger)) << "a client certificate from another CA";
+  TlsClient apiserver(server.port(), with_client_certificate(kCerts));
+  apiserver.handshake();
+  EXPECT_EQ(apiserver.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
+  EXPECT_NE(metrics.find("kubegap_tls_handshake_failures_total 2"), std::string::npos) << metrics;
+}
+
+TEST(ServerTest, WithoutClientCaAnyClientIsServed) {
+  TestServer server;
+  TlsClient with_certificate(server.port(), with_client_certificate(kRotatedCerts));
+  with_certificate.handshake();
+  EXPECT_EQ(with_certificate.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  expect_still_serving(server.port());
+}
+
+// copy_key_with_mode: the test key, copied with the given permission bits.
+std::string copy_key_with_mode(const std::string& name, std::filesystem::perms mode) {
+  const auto path = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".key");
+  std::filesystem::copy_file(kCerts + "/tls.key", path, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::permissions(path, mode);
+  return path.string();
+}
+
+TEST(TlsFiles, RefusesAPrivateKeyThatEveryUserCanRead) {
+  using std::filesystem::perms;
+  const auto world = copy_key_with_mode("world", perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
+  try {
+    ServerTlsStore store(kCerts + "/tls.crt", world);
+    ADD_FAILURE() << "a 0644 key was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("readable by every user (mode 0644)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("defaultMode"), std::string::npos) << "says how to fix it in a pod";
+  }
+  // Group-readable is what a Secret volume with an fsGroup gives: accepted.
+  const auto group = copy_key_with_mode("group", perms::owner_read | perms::group_read);
+  EXPECT_NO_THROW(ServerTlsStore(kCerts + "/tls.crt", group));
+  std::filesystem::remove(world);
+  std::filesystem::remove(group);
+}
+
+TEST(TlsFiles, ReloadKeepsTheCurrentCertificateWhenTheKeyBecomesWorldReadable) {
+  using std::filesystem::perms;
+  const auto key = copy_key_with_mode("reload", perms::owner_read | perms::owner_write);
+  ServerTlsStore store(kCerts + "/tls.crt", key);
+  const auto before = store.current();
+  std::filesystem::permissions(key, perms::others_read, std::filesystem::perm_options::add);
+  std::string error;
+  EXPECT_FALSE(store.reload(error));
+  EXPECT_NE(error.find("readable by every user"), std::string::npos) << error;
+  EXPECT_EQ(store.current(), before);
+  std::filesystem::remove(key);
+}
+
+TEST(TlsFiles, UnreadableClientCaIsAConfigErrorNamingTheFile) {
+  try {
+    ServerTlsStore store(kCerts + "/tls.crt", kCerts + "/tls.key", kCerts + "/missing-ca.crt");
+    ADD_FAILURE() << "a missing client CA was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing-ca.crt: cannot read TLS client CA bundle"), std::string::npos)
+        << e.what();
+  }
+  try {
+    ServerTlsStore store(kCerts + "/tls.crt", kCerts + "/tls.key", kCerts + "/tls.key");
+    ADD_FAILURE() << "a key file was accepted as a CA bundle";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("client CA"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1018,8 +1018,10 @@ def run_sigterm(clients, load_seconds, shutdown_timeout=20):
     # accepted the connection, completed the handshake and then closed it as "idle" while
     # the request was on its way.
     check(lost_new == 0, f"sigterm: no request on a new connection closed unanswered ({lost_new})")
-    note(f"requests on a reused keep-alive connection closed unanswered during the drain (the keep-alive race, "
-         f"retried by HTTP clients): {lost_reused}")
+    # On a reused connection it is the idle-close race HTTP/1.1 allows; reported, not failed.
+    # (The API server's Go client does not retry a POST it has written, so with
+    # failurePolicy Ignore such a review is skipped.)
+    note(f"requests on a reused keep-alive connection closed unanswered during the drain: {lost_reused}")
     reviews_logged = sum(1 for l in server.lines() if l.get("msg") == "review" and l.get("code") == 200)
     check(reviews_logged == answered,
           f"sigterm: the server logged as many answered reviews as the clients received "
@@ -1029,6 +1031,54 @@ def run_sigterm(clients, load_seconds, shutdown_timeout=20):
     check(any(l.get("msg") == "stopped" for l in server.lines()), "sigterm: the drain ends with 'stopped' logged")
     asan = [l for l in server.log_text().splitlines() if "Sanitizer" in l or "runtime error" in l]
     check(not asan, f"sigterm: no sanitizer report in the log {asan[:3]}")
+    server.kill()
+
+
+def run_sigterm_mid_handshake():
+    """Deterministic form of the race the load above hits at random: a client finishes its
+    TLS handshake and sends its first request; the server, its one review thread busy
+    parsing a large body, has not read the client's Finished yet when SIGTERM comes. The
+    request was sent in full before the signal, so it must be answered."""
+    server = start("sigterm-handshake", ["--threads", "1"])
+    ctx = client_context(os.path.join(CERTS, "ca.crt"))
+    busy = tls_connect(server.port, ctx, timeout=60)
+    raw = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    while True:  # the client's side of the handshake, by hand
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            raw.sendall(outgoing.read())
+            incoming.write(raw.recv(65536))
+    tls.write(request_bytes(FIX.bodies["gpu-pod-gaps"]))
+    held = outgoing.read()  # the client's Finished and the request, not sent yet
+    busy.sendall(request_bytes(b"[" * 3000000))  # ~1 s of parsing on the ASan build
+    time.sleep(0.3)
+    raw.sendall(held)
+    server.proc.send_signal(signal.SIGTERM)
+    answer = b""
+    raw.settimeout(30)
+    try:
+        while b"\r\n\r\n" not in answer:
+            data = raw.recv(65536)
+            if not data:
+                break
+            incoming.write(data)
+            try:
+                answer += tls.read(65536)
+            except ssl.SSLWantReadError:
+                pass
+    except (OSError, ssl.SSLError) as e:
+        answer += repr(e).encode()
+    check(answer.startswith(b"HTTP/1.1 200"),
+          f"sigterm: a request sent on a new connection before SIGTERM, its handshake not yet finished by the busy "
+          f"server, is answered (got {answer[:40]!r})")
+    rc, took = server.terminate()
+    check(rc == 0, f"sigterm: exit {rc} ({took:.1f} s)")
+    busy.close()
+    raw.close()
     server.kill()
 
 
@@ -1464,6 +1514,10 @@ def run_soak(seconds, rate, threads=4):
     # Flat: the last third's peak within 10 % + 8 MiB of the first third's. A leak of one
     # connection's TLS state (~100 KiB) per new connection would add 100+ MiB over 10
     # minutes at 10 new connections/s; allocator and ASan quarantine churn stay well inside.
+    if len(samples) >= 6:  # growth over the last two thirds (after ASan's quarantine has filled)
+        (ta, ra), (tb, rb) = (samples[third][0], samples[third][1]), (samples[-1][0], samples[-1][1])
+        note(f"RSS growth over the last two thirds: {(rb - ra) / 1024 / max(tb - ta, 1) * 60:.2f} MiB/min; "
+             f"descriptors min {min(x[2] for x in samples)} max {max(x[2] for x in samples)}")
     check(rss_last <= rss_first * 1.10 + 8 * 1024,
           f"soak: RSS flat: peak {rss_first / 1024:.1f} MiB in the first third, {rss_last / 1024:.1f} MiB in the last")
     # Descriptors: the drivers hold at most `threads` connections, plus one being replaced.
@@ -1501,7 +1555,7 @@ def main():
         "slowloris": lambda: run_slowloris(args.slow_connections, args.slow_hold),
         "dropped": lambda: run_dropped(150),
         "pipelined": lambda: run_pipelined(16, 40),
-        "sigterm": lambda: run_sigterm(8, 3),
+        "sigterm": lambda: (run_sigterm(8, 3), run_sigterm_mid_handshake()),
         "certs": run_certs,
         "apiserver": run_apiserver,
         "soak": lambda: run_soak(args.soak_seconds, args.soak_rate),

@@ -104,7 +104,11 @@ class WebhookServer::Session {
     connection_->wait(Connection::Phase::kFresh);
     beast::flat_buffer buffer;
     bool keep_alive = true;
-    while (keep_alive && !server_.stopping_) {
+    // A connection's first request is served even when shutdown began meanwhile: its
+    // client may have sent it already, before our side of the handshake finished, and
+    // the API server does not retry a POST it has written. The first-request deadline
+    // bounds the wait.
+    while (keep_alive && (!server_.stopping_ || first_deadline)) {
       if (buffer.size() == 0) {  // wait for the next request
         if (first_deadline) {
           tcp_stream.expires_at(*first_deadline);
@@ -406,8 +410,10 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
     std::lock_guard lock(mutex_);
     for (auto& [id, weak] : connections_) {
       if (auto connection = weak.lock()) {
+        // Only connections that have served a request and wait for the next: a fresh
+        // one may be carrying its first request already (Session::run).
         net::post(connection->stream.get_executor(), [connection] {
-          if (connection->closable()) beast::get_lowest_layer(connection->stream).cancel();
+          if (connection->phase == Connection::Phase::kIdle) beast::get_lowest_layer(connection->stream).cancel();
         });
       }
     }

@@ -65,7 +65,9 @@ class WebhookServer {
   boost::asio::ip::tcp::endpoint listen();
 
   // shutdown: stops accepting, closes idle connections at once and lets connections with
-  // a request in progress answer it (with Connection: close). Calls `on_drained` once
+  // a request in progress answer it (with Connection: close). A connection that has not
+  // sent its first request yet gets until its first-request deadline to send it (it may
+  // be on the wire already), and is answered too. Calls `on_drained` once
   // every connection has closed, or after `deadline`, whichever comes first.
   void shutdown(std::chrono::milliseconds deadline, std::function<void()> on_drained);
 

@@ -1,6 +1,7 @@
 // Loopback integration: the real WebhookServer and HealthServer on port 0, with
 // certificates from certs/gen-certs.sh, driven by real TLS clients. Every bad-input case
 // of DESIGN.md is followed by proof that the server still answers.
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 #include <rapidjson/document.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -48,7 +50,14 @@ std::string read_fixture(const std::string& name) {
   return s.str();
 }
 
-// TestServer: the webhook and health listeners on 127.0.0.1:0, run on two threads.
+// io_threads: the test server's I/O threads: 2, or KUBEGAP_TEST_IO_THREADS (the
+// ThreadSanitizer run, tests/tsan/run-tsan.sh, uses 4).
+int io_threads() {
+  const char* value = std::getenv("KUBEGAP_TEST_IO_THREADS");
+  return value != nullptr && std::atoi(value) > 0 ? std::atoi(value) : 2;
+}
+
+// TestServer: the webhook and health listeners on 127.0.0.1:0, run on io_threads().
 class TestServer {
  public:
   explicit TestServer(ServerOptions options = {}, const std::string& cert_dir = kCerts,
@@ -58,10 +67,14 @@ class TestServer {
         handler_(policies_, cluster_),
         server_(ioc_, tls_, handler_, metrics_, with_loopback(std::move(options))),
         health_(ioc_, readiness_, metrics_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
+    // spdlog builds its registry on first use; do it here, before the I/O threads, as
+    // serve() does by configuring logging first (a first use on two I/O threads at once
+    // is a race ThreadSanitizer reports inside the uninstrumented libspdlog).
+    spdlog::default_logger_raw();
     endpoint_ = server_.listen();
     health_endpoint_ = health_.listen();
     readiness_.ready = true;
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    for (int i = 0; i < io_threads(); ++i) threads_.emplace_back([this] { ioc_.run(); });
   }
   ~TestServer() {
     if (!stopped_) stop(std::chrono::seconds(5));
@@ -95,7 +108,7 @@ class TestServer {
     return options;
   }
 
-  net::io_context ioc_{2};
+  net::io_context ioc_{io_threads()};
   PolicyStore policies_;
   NoClusterView cluster_;
   ServerTlsStore tls_;

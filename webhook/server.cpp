@@ -121,6 +121,13 @@ class WebhookServer::Session {
           if (ec == beast::error::timeout && first_deadline) {
             log_event(spdlog::level::debug, "connection sent no request in time; closed");
           }
+          // A client that never sent a request, or one evicted for a new connection,
+          // is not waited on for its close_notify: its slot is wanted now.
+          if (first_deadline || connection_->evicting) {
+            beast::error_code ignored;
+            tcp_stream.socket().close(ignored);
+            co_return;
+          }
           break;
         }
         buffer.commit(n);

@@ -145,21 +145,8 @@ WatchResponse::WatchResponse(std::shared_ptr<KubeStream> stream) : stream_(std::
 int WatchResponse::status() const { return parser_.get().result_int(); }
 
 net::awaitable<std::pair<std::string, std::string_view>> WatchResponse::read(std::chrono::seconds idle_timeout) {
-  // A read can end having parsed only framing (a chunk's size line): read again until
-  // there are body bytes or the body has ended.
-  while (!parser_.is_done()) {
-    beast::get_lowest_layer(*stream_).expires_after(idle_timeout);
-    parser_.get().body().data = chunk_.data();
-    parser_.get().body().size = chunk_.size();
-    // read_some, not read: read would wait for the whole 64 KiB buffer to fill.
-    auto [ec, n] = co_await http::async_read_some(*stream_, buffer_, parser_, kAwait);
-    if (ec == http::error::need_buffer) ec = {};
-    if (ec == http::error::end_of_stream) break;
-    if (ec) co_return std::pair{ec.message(), std::string_view()};
-    const std::size_t got = chunk_.size() - parser_.get().body().size;
-    if (got > 0) co_return std::pair{std::string(), std::string_view(chunk_.data(), got)};
-  }
-  co_return std::pair{std::string(), std::string_view()};
+  co_return co_await read_streamed_body(*stream_, buffer_, parser_, chunk_,
+                                        [&] { beast::get_lowest_layer(*stream_).expires_after(idle_timeout); });
 }
 
 void WatchResponse::cancel() { beast::get_lowest_layer(*stream_).cancel(); }

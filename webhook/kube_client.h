@@ -12,18 +12,22 @@
 #include <array>
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "webhook/kube_config.h"
@@ -39,6 +43,35 @@ struct KubeResponse {
   std::string body;
   std::string error;
 };
+
+// read_streamed_body: the next body bytes of a response whose header `parser` has read
+// from `stream`, as they arrive, into `chunk`. A read can end having parsed only framing
+// (a chunk's size line), so it reads again until there are body bytes or the body has
+// ended. Returns {error, bytes}: bytes empty and no error when the body (or the
+// connection) has ended; an error, never empty bytes, when a read fails. `before_read`
+// runs before each read (the caller's timeout). Generic over the stream so tests can
+// fail each read in turn (Beast's test::stream with a fail_count).
+template <typename Stream, typename BeforeRead>
+boost::asio::awaitable<std::pair<std::string, std::string_view>> read_streamed_body(
+    Stream& stream, boost::beast::flat_buffer& buffer,
+    boost::beast::http::response_parser<boost::beast::http::buffer_body>& parser, std::span<char> chunk,
+    BeforeRead before_read) {
+  namespace http = boost::beast::http;
+  while (!parser.is_done()) {
+    before_read();
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    // read_some, not read: read would wait for the whole chunk to fill.
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser,
+                                                  boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == http::error::end_of_stream) break;
+    if (ec) co_return std::pair{ec.message(), std::string_view()};
+    const std::size_t got = chunk.size() - parser.get().body().size;
+    if (got > 0) co_return std::pair{std::string(), std::string_view(chunk.data(), got)};
+  }
+  co_return std::pair{std::string(), std::string_view()};
+}
 
 // WatchResponse: a streamed response whose header has been read.
 class WatchResponse {

@@ -76,7 +76,6 @@ class WebhookServer {
 
  private:
   struct Connection;
-  class Session;
 
   boost::asio::io_context& ioc_;
   const ServerTlsStore& tls_;

@@ -49,6 +49,15 @@ class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::string buffer_;
 };
 
+// clip: a field no longer than kMaxFieldBytes. Fields carry request text (a review's
+// uid, names): one request must not write megabytes of log. Cut on a UTF-8 boundary.
+constexpr std::size_t kMaxFieldBytes = 512;
+LogField clip(const LogField& field) {
+  std::size_t cut = kMaxFieldBytes;
+  while (cut > 0 && (static_cast<unsigned char>(field.value[cut]) & 0xC0) == 0x80) --cut;
+  return {field.key, field.value.substr(0, cut) + "...(" + std::to_string(field.value.size()) + " bytes)", true};
+}
+
 // text_value: quotes values with spaces, quotes or control characters, logfmt style.
 std::string text_value(const LogField& field) {
   const bool plain = !field.value.empty() &&
@@ -98,7 +107,9 @@ void log_event(spdlog::level::level_enum level, std::string_view message,
     w.StartObject();  // written as members only: the pattern supplies the braces
     w.Key("msg");
     w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
-    for (const auto& field : fields) {
+    LogField clipped;
+    for (const auto& given : fields) {
+      const LogField& field = given.value.size() <= kMaxFieldBytes ? given : (clipped = clip(given));
       w.Key(field.key.data(), static_cast<rapidjson::SizeType>(field.key.size()));
       if (field.quoted) {
         w.String(field.value.data(), static_cast<rapidjson::SizeType>(field.value.size()));
@@ -110,7 +121,9 @@ void log_event(spdlog::level::level_enum level, std::string_view message,
     line.assign(buffer.GetString() + 1, buffer.GetSize() - 2);  // strip the outer braces
   } else {
     line = message;
-    for (const auto& field : fields) line += " " + std::string(field.key) + "=" + text_value(field);
+    for (const auto& field : fields) {
+      line += " " + std::string(field.key) + "=" + text_value(field.value.size() <= kMaxFieldBytes ? field : clip(field));
+    }
   }
   spdlog::log(level, "{}", line);
 }

@@ -17,7 +17,7 @@ bool MemoryBudget::acquire(std::size_t bytes) {
 
 bool MemoryBudget::Lease::grow_to(std::size_t bytes) {
   if (bytes <= held_) return true;
-  if (!budget_.acquire(bytes - held_)) return false;
+  if (!budget_->acquire(bytes - held_)) return false;
   held_ = bytes;
   return true;
 }

@@ -5,13 +5,14 @@
 // process past its container limit, where the kernel would kill it and every review in
 // flight with it.
 //
-//   MemoryBudget budget(192 << 20);
+//   auto budget = std::make_shared<MemoryBudget>(192 << 20);
 //   MemoryBudget::Lease lease(budget);
 //   if (!lease.grow_to(request_charge(content_length))) { /* 503 */ }
 //   ...                                  // the lease returns its bytes when destroyed
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -38,14 +39,18 @@ class MemoryBudget {
 
   std::size_t capacity() const { return capacity_; }
   std::size_t in_use() const { return in_use_.load(std::memory_order_relaxed); }
+  // could_hold: whether `bytes` more fit now (advisory: nothing is taken).
+  bool could_hold(std::size_t bytes) const { return bytes <= capacity_ && in_use() <= capacity_ - bytes; }
 
   // Lease: one request's charge. Grows on demand and gives everything back when destroyed.
+  // It shares the budget: a coroutine frame destroyed at exit, after the server that made
+  // the budget, still returns its charge to a live object.
   class Lease {
    public:
-    explicit Lease(MemoryBudget& budget) : budget_(budget) {}
+    explicit Lease(std::shared_ptr<MemoryBudget> budget) : budget_(std::move(budget)) {}
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    ~Lease() { budget_.release(held_); }
+    ~Lease() { budget_->release(held_); }
 
     // grow_to: holds `bytes` in all; false (holding what it held) when the budget cannot
     // give the difference now.
@@ -53,12 +58,12 @@ class MemoryBudget {
     std::size_t held() const { return held_; }
     // reset: gives back everything held now (the work it paid for is done).
     void reset() {
-      budget_.release(held_);
+      budget_->release(held_);
       held_ = 0;
     }
 
    private:
-    MemoryBudget& budget_;
+    std::shared_ptr<MemoryBudget> budget_;
     std::size_t held_ = 0;
   };
 

@@ -70,7 +70,10 @@ tcp::endpoint WebhookServer::listen() {
       }
       const std::size_t open = connections();
       if (open >= options_.max_connections) {
-        // Over the cap: close at once rather than run out of memory or descriptors.
+        // Over the cap: close at once rather than run out of memory or descriptors, and
+        // free a slot for the next (evictions land asynchronously, so a flood can fill
+        // the reserve before they do).
+        evict_idle_connection();
         metrics_.connection_refused();
         beast::error_code ignored;
         socket.close(ignored);
@@ -88,7 +91,7 @@ tcp::endpoint WebhookServer::listen() {
       net::co_spawn(
           executor,
           [this, connection]() -> net::awaitable<void> {
-            const session::SessionContext context{options_, handler_, metrics_, *budget_, stopping_};
+            const session::SessionContext context{options_, handler_, metrics_, budget_, stopping_};
             session::Session<beast::ssl_stream<beast::tcp_stream>> session(context, connection->stream,
                                                                           connection->state);
             co_await session.run();
@@ -147,13 +150,23 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
       [on_drained = std::move(on_drained)](std::exception_ptr) { on_drained(); });
 }
 
+namespace {
+// kFreshGrace: how long a new connection may wait for its first request before eviction
+// may take it.
+constexpr auto kFreshGrace = std::chrono::seconds(1);
+}  // namespace
+
 void WebhookServer::evict_idle_connection() {
   using session::Phase;
   std::shared_ptr<Connection> victim;
   {
     std::lock_guard lock(mutex_);
-    // A connection that never sent a request goes before one that has served; among
-    // equals, the one waiting longest. The scan runs only near the cap.
+    // A connection that has sent no request for a second after accept goes first (the
+    // API server writes its request at once); then the one idle longest. A younger fresh
+    // one is spared: it may be the API server's, its request on the wire. The scan runs
+    // only near the cap.
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kFreshGrace).count();
     const auto rank = [](const Connection& c) {
       return std::pair(c.state.phase.load(std::memory_order_relaxed) == Phase::kFresh ? 0 : 1,
                        c.state.waiting_since.load(std::memory_order_relaxed));
@@ -161,6 +174,8 @@ void WebhookServer::evict_idle_connection() {
     for (auto& [id, weak] : connections_) {
       auto connection = weak.lock();
       if (!connection || !connection->state.closable() || connection->state.evicting.load()) continue;
+      const auto [fresh, since] = rank(*connection);
+      if (fresh == 0 && now - since < grace) continue;
       if (!victim || rank(*connection) < rank(*victim)) victim = std::move(connection);
     }
   }

@@ -84,7 +84,7 @@ struct SessionContext {
   const ServerOptions& options;
   const ReviewHandler& handler;
   Metrics& metrics;
-  MemoryBudget& budget;
+  const std::shared_ptr<MemoryBudget>& budget;
   const std::atomic<bool>& stopping;
 };
 
@@ -165,6 +165,7 @@ class Session {
         buffer.commit(n);
       }
       state_.phase = Phase::kBusy;
+      state_.evicting = false;  // an eviction that came too late (a request arrived) is void
       keep_alive = co_await serve_one(buffer, first_deadline);
       first_deadline.reset();
     }
@@ -190,10 +191,14 @@ class Session {
     if (auto [ec, n] = co_await http::async_read_header(stream_, buffer, parser, kAwait); ec) {
       co_return co_await answer_read_error(ec, parser);
     }
-    // Charged before the body is read, by its declared length: an answer of 503 costs
-    // nothing, a parsed body costs many times its size (memory_budget.h).
+    // Admitted by its declared length before the body is read: a body the budget cannot
+    // hold now is answered 503 at once (an answer costs nothing; a parsed body costs many
+    // times its size, memory_budget.h). What the request holds then grows with the bytes
+    // that arrive, so a header declaring 8 MiB and sending nothing holds next to nothing
+    // and cannot lock other reviews out for the body timeout.
     MemoryBudget::Lease lease(ctx_.budget);
-    if (!lease.grow_to(request_charge(parser.content_length().value_or(0)))) {
+    if (!ctx_.budget->could_hold(request_charge(parser.content_length().value_or(0))) ||
+        !lease.grow_to(request_charge(0))) {
       co_return co_await answer_over_budget(parser);
     }
     if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
@@ -231,8 +236,8 @@ class Session {
     co_return keep_alive && !write_ec;
   }
 
-  // read_body: reads the rest of the request. A body without a declared length (chunked)
-  // is charged to `lease` as it grows; `over_budget` says when the budget ran out first.
+  // read_body: reads the rest of the request, charging the body to `lease` as it arrives;
+  // `over_budget` says when the budget ran out first.
   net::awaitable<beast::error_code> read_body(beast::flat_buffer& buffer, Parser& parser,
                                               MemoryBudget::Lease& lease, bool& over_budget) {
     while (!parser.is_done()) {
@@ -250,7 +255,7 @@ class Session {
   // itself (it fails open and records the failure), but a client or a later review does.
   net::awaitable<bool> answer_over_budget(const Parser& parser) {
     ctx_.metrics.request_shed();
-    const auto& budget = ctx_.budget;
+    const auto& budget = *ctx_.budget;
     std::string message = "server busy: requests in flight hold " + std::to_string(budget.in_use()) + " of its " +
                           std::to_string(budget.capacity()) + "-byte memory budget (--memory-budget); retry";
     HttpResponse response = make_response(parser.get().version(), http::status::service_unavailable,

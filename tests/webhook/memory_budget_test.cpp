@@ -10,7 +10,7 @@ namespace kubegap {
 namespace {
 
 TEST(MemoryBudget, LeaseGrowsWithinCapacityAndGivesBackOnDestruction) {
-  MemoryBudget budget(1000);
+  auto budget = std::make_shared<MemoryBudget>(1000);
   {
     MemoryBudget::Lease a(budget);
     EXPECT_TRUE(a.grow_to(600));
@@ -20,34 +20,34 @@ TEST(MemoryBudget, LeaseGrowsWithinCapacityAndGivesBackOnDestruction) {
     EXPECT_FALSE(b.grow_to(401)) << "600 + 401 is over 1000";
     EXPECT_EQ(b.held(), 0u);
     EXPECT_TRUE(b.grow_to(400));
-    EXPECT_EQ(budget.in_use(), 1000u);
+    EXPECT_EQ(budget->in_use(), 1000u);
     EXPECT_FALSE(a.grow_to(601));
     EXPECT_EQ(a.held(), 600u) << "a failed growth keeps what it held";
   }
-  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(budget->in_use(), 0u);
 }
 
 TEST(MemoryBudget, ResetGivesBackBeforeTheLeaseEnds) {
-  MemoryBudget budget(100);
+  auto budget = std::make_shared<MemoryBudget>(100);
   MemoryBudget::Lease lease(budget);
   ASSERT_TRUE(lease.grow_to(100));
   lease.reset();
-  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(budget->in_use(), 0u);
   EXPECT_EQ(lease.held(), 0u);
   MemoryBudget::Lease other(budget);
   EXPECT_TRUE(other.grow_to(100));
 }
 
 TEST(MemoryBudget, RefusesARequestLargerThanTheWholeBudget) {
-  MemoryBudget budget(100);
+  auto budget = std::make_shared<MemoryBudget>(100);
   MemoryBudget::Lease lease(budget);
   EXPECT_FALSE(lease.grow_to(101));
   EXPECT_FALSE(lease.grow_to(SIZE_MAX)) << "no overflow on a huge charge";
-  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(budget->in_use(), 0u);
 }
 
 TEST(MemoryBudget, ConcurrentLeasesNeverExceedTheCapacity) {
-  MemoryBudget budget(10);
+  auto budget = std::make_shared<MemoryBudget>(10);
   std::atomic<int> granted{0};
   std::atomic<std::size_t> peak{0};
   std::vector<std::thread> threads;
@@ -57,7 +57,7 @@ TEST(MemoryBudget, ConcurrentLeasesNeverExceedTheCapacity) {
         MemoryBudget::Lease lease(budget);
         if (!lease.grow_to(3)) continue;
         ++granted;
-        std::size_t seen = budget.in_use(), was = peak.load();
+        std::size_t seen = budget->in_use(), was = peak.load();
         while (seen > was && !peak.compare_exchange_weak(was, seen)) {}
       }
     });
@@ -65,7 +65,7 @@ TEST(MemoryBudget, ConcurrentLeasesNeverExceedTheCapacity) {
   for (auto& t : threads) t.join();
   EXPECT_GT(granted.load(), 0);
   EXPECT_LE(peak.load(), 9u) << "three leases of 3 fit in 10, a fourth never";
-  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(budget->in_use(), 0u);
 }
 
 TEST(MemoryBudget, RequestChargeCoversTheMeasuredParseExpansion) {

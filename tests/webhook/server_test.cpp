@@ -839,9 +839,12 @@ TEST(ServerTest, OverTheMemoryBudgetAnswers503BeforeReadingTheBody) {
   TlsClient holder(server.port());
   holder.handshake();
   holder.write_raw(header_for(body.size()) + body.substr(0, 10));  // holds the budget, body unfinished
-  // Wait until the holder's header has been charged.
-  for (int i = 0; i < 200 && server.memory_in_use() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(server.memory_in_use(), request_charge(body.size()));
+  // Wait until the holder's first bytes have been charged: what has arrived, not what it
+  // declared (a header alone must not hold the budget for the body timeout).
+  for (int i = 0; i < 200 && server.memory_in_use() < request_charge(10); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(server.memory_in_use(), request_charge(10));
 
   TlsClient refused(server.port());
   refused.handshake();
@@ -861,6 +864,26 @@ TEST(ServerTest, OverTheMemoryBudgetAnswers503BeforeReadingTheBody) {
   EXPECT_NE(metrics.find("kubegap_reviews_total{code=\"503\"} 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("kubegap_request_memory_budget_bytes " + std::to_string(options.memory_budget)),
             std::string::npos) << metrics;
+}
+
+TEST(ServerTest, AHeaderDeclaringAHugeBodyHoldsOnlyWhatArrives) {
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  ServerOptions options;
+  options.memory_budget = request_charge(4 << 20);
+  TestServer server(options);
+  // Two clients declare 3 MiB each (admitted one after the other: each fits on its own)
+  // and send nothing more: together they would hold more than the budget if declared
+  // lengths were held.
+  TlsClient first(server.port()), second(server.port());
+  first.handshake();
+  second.handshake();
+  first.write_raw(header_for(3 << 20));
+  second.write_raw(header_for(3 << 20));
+  for (int i = 0; i < 200 && server.memory_in_use() < 2 * request_charge(0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server.memory_in_use(), 2 * request_charge(0));
+  expect_still_serving(server.port());  // an ordinary review still fits
 }
 
 TEST(ServerTest, ChunkedBodyIsChargedAsItGrows) {
@@ -926,6 +949,7 @@ TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
   TlsClient silent(server.port());
   silent.handshake();
   for (int i = 0; i < 200 && server.connections() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the fresh connection's grace
   // The third connection reaches the reserve: the silent one goes, not the one that served.
   TlsClient newcomer(server.port());
   newcomer.handshake();
@@ -935,6 +959,24 @@ TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
   const auto metrics = metrics_with(server.health_port(), "kubegap_connections_evicted_total 1");
   EXPECT_NE(metrics.find("kubegap_connections_evicted_total 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
+}
+
+TEST(ServerTest, NearTheCapANewConnectionInItsFirstSecondIsSpared) {
+  ServerOptions options;
+  options.max_connections = 3;
+  options.reserved_connections = 1;
+  TestServer server(options);
+  TlsClient served(server.port());
+  served.handshake();
+  EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  TlsClient young(server.port());  // may be the API server's, its request on the wire
+  young.handshake();
+  for (int i = 0; i < 200 && server.connections() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  TlsClient newcomer(server.port());
+  newcomer.handshake();
+  EXPECT_TRUE(served.closed_by_peer()) << "the idle one goes instead";
+  EXPECT_EQ(young.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_EQ(newcomer.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
 }
 
 TEST(ServerTest, EvictionNeverClosesAConnectionWithARequestInProgress) {
@@ -988,6 +1030,32 @@ TEST(ServerTest, ClientCaAdmitsOnlyClientsWithACertificateItSigned) {
   EXPECT_EQ(apiserver.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   const auto metrics = metrics_with(server.health_port(), "kubegap_tls_handshake_failures_total 2");
   EXPECT_NE(metrics.find("kubegap_tls_handshake_failures_total 2"), std::string::npos) << metrics;
+}
+
+TEST(ServerTest, ClientCaStillResumesTls12Sessions) {
+  // With peer verification, OpenSSL fails a resumption outright unless the server names
+  // its session context; Go and curl resume TLS 1.2 sessions.
+  TestServer server({}, kCerts, kCerts + "/ca.crt");
+  const auto tls12_with_certificate = [](ssl::context& ctx) {
+    with_client_certificate(kCerts)(ctx);
+    SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  };
+  SSL_SESSION* session = nullptr;
+  {
+    TlsClient first(server.port(), tls12_with_certificate);
+    first.handshake();
+    EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+    session = SSL_get1_session(first.native());
+    beast::error_code ignored;
+    first.stream().shutdown(ignored);  // a session closed without close_notify is not resumable
+  }
+  ASSERT_NE(session, nullptr);
+  TlsClient again(server.port(), tls12_with_certificate);
+  SSL_set_session(again.native(), session);
+  SSL_SESSION_free(session);
+  EXPECT_FALSE(again.try_handshake());
+  EXPECT_EQ(SSL_session_reused(again.native()), 1);
+  EXPECT_EQ(again.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
 }
 
 TEST(ServerTest, WithoutClientCaAnyClientIsServed) {

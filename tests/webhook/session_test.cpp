@@ -84,7 +84,7 @@ struct Outcome {
 
 class SessionSweep : public ::testing::Test {
  protected:
-  SessionSweep() : policies_(default_policy()), handler_(policies_, cluster_), budget_(request_charge(1 << 20)) {}
+  SessionSweep() : policies_(default_policy()), handler_(policies_, cluster_), budget_(std::make_shared<MemoryBudget>(request_charge(1 << 20))) {}
 
   // run: the session over `input` (all of it already sent, then the client's half
   // closed), with operation `fail_at` failing.
@@ -110,7 +110,7 @@ class SessionSweep : public ::testing::Test {
         net::detached);
     ioc.run();
     out.received = std::string(client.str());
-    out.budget_in_use = budget_.in_use();
+    out.budget_in_use = budget_->in_use();
     return out;
   }
 
@@ -135,7 +135,7 @@ class SessionSweep : public ::testing::Test {
   NoClusterView cluster_;
   ReviewHandler handler_;
   Metrics metrics_;
-  MemoryBudget budget_;
+  std::shared_ptr<MemoryBudget> budget_;
   ServerOptions options_;
   std::atomic<bool> stopping_{false};
 };

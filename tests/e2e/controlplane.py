@@ -311,6 +311,14 @@ class ControlPlane:
         self._wait("webhook to serve", serving, 30, "webhook")
         log(f"webhook serving on 127.0.0.1:{self.webhook_port}")
 
+    def webhook_client_context(self):
+        """TLS for a test's own requests to the webhook: it trusts the webhook's CA and
+        presents the client certificate the API server presents (--client-ca is on)."""
+        context = ssl.create_default_context(cafile=os.path.join(self.webhook_certs, "ca.crt"))
+        context.load_cert_chain(os.path.join(self.webhook_certs, "client.crt"),
+                                os.path.join(self.webhook_certs, "client.key"))
+        return context
+
     def stop_webhook(self):
         return self._stop_process("webhook")
 

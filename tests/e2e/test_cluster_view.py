@@ -13,7 +13,6 @@ import http.client
 import json
 import os
 import re
-import ssl
 import statistics
 import sys
 import time
@@ -210,8 +209,7 @@ def review_latencies(n):
         review = json.load(f)
     review["request"]["object"]["spec"]["nodeSelector"] = {"pool": "pool-7"}
     body = json.dumps(review).encode()
-    context = ssl.create_default_context(cafile=os.path.join(CP.webhook_certs, "ca.crt"))
-    conn = http.client.HTTPSConnection("127.0.0.1", CP.webhook_port, context=context)
+    conn = http.client.HTTPSConnection("127.0.0.1", CP.webhook_port, context=CP.webhook_client_context())
     samples = []
     for _ in range(n):
         t = time.perf_counter()

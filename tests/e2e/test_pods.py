@@ -215,9 +215,8 @@ class KubectlApply(unittest.TestCase):
                    b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)) + body
 
         def post(with_certificate):
-            context = ssl.create_default_context(cafile=os.path.join(certs, "ca.crt"))
-            if with_certificate:
-                context.load_cert_chain(os.path.join(certs, "client.crt"), os.path.join(certs, "client.key"))
+            context = (CP.webhook_client_context() if with_certificate
+                       else ssl.create_default_context(cafile=os.path.join(certs, "ca.crt")))
             try:
                 with socket.create_connection(("127.0.0.1", CP.webhook_port), timeout=10) as raw:
                     with context.wrap_socket(raw, server_hostname="localhost") as tls:
@@ -232,6 +231,10 @@ class KubectlApply(unittest.TestCase):
         self.assertEqual(post(with_certificate=True), "HTTP/1.1 200 OK")
         anonymous = post(with_certificate=False)
         self.assertTrue(anonymous.startswith("refused"), anonymous)
+        # The server counts the failure just after sending its alert: poll briefly.
+        deadline = time.monotonic() + 5
+        while handshake_failures(CP.webhook_metrics()) < failures_before + 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.assertEqual(handshake_failures(CP.webhook_metrics()), failures_before + 1)
 
 

@@ -10,4 +10,11 @@ function(kubegap_warnings target)
       -fno-sanitize-recover=undefined)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
+  # The fuzz preset: every object carries libFuzzer's coverage instrumentation; only the
+  # fuzzers themselves link libFuzzer (tests/fuzz/CMakeLists.txt adds -fsanitize=fuzzer).
+  if(KUBEGAP_FUZZ)
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+      -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
 endfunction()

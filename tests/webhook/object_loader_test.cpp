@@ -12,6 +12,7 @@
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
 #include "tests/webhook/test_util.h"
+#include "webhook/offline_check.h"
 #include "webhook/review_handler.h"
 #include "webhook/yaml_json.h"
 
@@ -424,6 +425,26 @@ TEST(ResourceQuantities, TheWebhookAnnotatesAnUnrenderedVariableAsAnError) {
   ASSERT_NE(annotations, nullptr) << result.body;
   EXPECT_EQ(str((*annotations)["error"]),
             "not evaluated: request.object.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity");
+}
+
+}  // namespace
+}  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// check_text (the fuzz target's way into `check`): one file's text gives the report
+// check_paths gives for that file.
+TEST(CheckText, GivesTheReportOfCheckPathsOnTheSameFile) {
+  for (const std::string name : {"single/job-and-pdb.yaml", "mixed/broken.yaml", "invalid/empty.yaml"}) {
+    const std::string path = fixture_path("check/" + name);
+    const auto text = read_text(path);
+    ASSERT_TRUE(text.has_value()) << path;
+    const auto& policy = kubegap::default_policy();
+    EXPECT_EQ(kubegap::render_json(kubegap::check_text(*text, path, policy)),
+              kubegap::render_json(kubegap::check_paths({path}, policy)))
+        << name;
+  }
 }
 
 }  // namespace

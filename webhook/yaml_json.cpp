@@ -291,26 +291,6 @@ std::vector<TextDocument> split_documents(std::string_view text) {
   return documents;
 }
 
-// may_open_with_flow_collection: whether the first content of `part` (after blank, comment
-// and directive lines and the `---` marker) is a flow collection, or a tag, anchor or
-// alias that may stand before one. Only such a document can stall yaml-cpp (below).
-bool may_open_with_flow_collection(std::string_view part) {
-  for (std::size_t pos = 0; pos < part.size();) {
-    const std::size_t end = std::min(part.find('\n', pos), part.size());
-    std::string_view line = part.substr(pos, end - pos);
-    pos = end + 1;
-    if (is_document_start(line)) {
-      line.remove_prefix(3);
-    } else if (is_preamble_line(line)) {
-      continue;
-    }
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || line[first] == '#') continue;
-    return std::string_view("{[!&*").find(line[first]) != std::string_view::npos;
-  }
-  return false;
-}
-
 // NullDocumentWatch: whether the document the parser last handled was one null node, and
 // where.
 class NullDocumentWatch final : public YAML::EventHandler {
@@ -345,14 +325,14 @@ class NullDocumentWatch final : public YAML::EventHandler {
 };
 
 // refuse_stalling_text: throws YAML::ParserException where yaml-cpp 0.7's LoadAll would
-// never return. A ',' after a document whose root is a flow collection (`{},`, `[1] ,`)
-// is a token no rule of its parser consumes: each call then yields one more null document
-// at the same place, and LoadAll collects them until memory runs out (yaml-cpp issue
-// #1040, fixed upstream by PR #1319; Debian 12 ships 0.7.0). Found by tests/fuzz
-// (check_fuzz). A parse without building nodes, only for documents that open with a
-// flow collection: a manifest in block style costs nothing more.
+// never return. A ',' that starts a token at document level (`,` alone, `{},`, `"x",`,
+// `- a` then `,` on the next line) is a token no rule of its parser consumes: each call
+// then yields one more null document at the same place, and LoadAll collects them until
+// memory runs out (yaml-cpp issue #1040, fixed upstream by PR #1319; Debian 12 ships
+// 0.7.0). Found by tests/fuzz (check_fuzz). A parse without building nodes, only for
+// texts with a ',' (the only token seen to stall): a second scan of those documents.
 void refuse_stalling_text(const std::string& text) {
-  if (!may_open_with_flow_collection(text)) return;
+  if (text.find(',') == std::string::npos) return;
   std::istringstream input(text);
   YAML::Parser parser(input);
   NullDocumentWatch watch;
@@ -361,7 +341,7 @@ void refuse_stalling_text(const std::string& text) {
     if (!watch.null_root) {
       previous_null.reset();
     } else if (previous_null && previous_null->pos == watch.mark.pos) {
-      throw YAML::ParserException(watch.mark, "unexpected token after the end of the document (a ',' after a flow collection?)");
+      throw YAML::ParserException(watch.mark, "unexpected ',' where a document or its end should be");
     } else {
       previous_null = watch.mark;
     }

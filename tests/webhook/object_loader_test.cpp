@@ -433,17 +433,19 @@ TEST(ResourceQuantities, TheWebhookAnnotatesAnUnrenderedVariableAsAnError) {
 namespace kgtest {
 namespace {
 
-// A ',' after a document whose root is a flow collection stalls yaml-cpp 0.7's LoadAll
+// A ',' token at document level (after a flow collection, a quoted scalar, a block
+// sequence, or alone) stalls yaml-cpp 0.7's LoadAll
 // (null documents without end: issue #1040). Found by tests/fuzz (check_fuzz): it is an
 // invalid-YAML problem at its line, and costs only its own document.
-TEST(ObjectLoaderYamlCppStall, CommaAfterAFlowCollectionIsAProblemNotAHang) {
-  for (const std::string text : {"{},", "[1] ,", "{a: 1},{b: 2}", "!!map {},", "&a {},", "--- {}\n,\n"}) {
+TEST(ObjectLoaderYamlCppStall, StrayCommaIsAProblemNotAHang) {
+  for (const std::string text : {"{},", "[1] ,", "{a: 1},{b: 2}", "!!map {},", "&a {},", "--- {}\n,\n", ",", "# c\n,", "\"x\",",
+                                  "- a\n,"}) {
     const LoadedObjects loaded = load(text);
     ASSERT_EQ(loaded.problems.size(), 1u) << text;
     EXPECT_NE(loaded.problems.front().message.find("invalid YAML"), std::string::npos) << problems_of(loaded);
   }
   const LoadedObjects loaded = load("apiVersion: v1\nkind: Pod\n---\n{\"kind\": \"Node\"},\n---\napiVersion: v1\nkind: Node\n");
-  EXPECT_EQ(problems_of(loaded), "in.yaml:4: invalid YAML: unexpected token after the end of the document (a ',' after a flow collection?)\n");
+  EXPECT_EQ(problems_of(loaded), "in.yaml:4: invalid YAML: unexpected ',' where a document or its end should be\n");
   EXPECT_EQ(loaded.objects.size(), 2u);
 }
 

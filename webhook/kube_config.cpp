@@ -95,10 +95,10 @@ std::optional<KubeEndpoint> in_cluster_endpoint(const std::string& sa_dir) {
 
 // A function-try-block: valid YAML of the wrong shape (a scalar where a mapping belongs)
 // makes yaml-cpp throw from operator[]; report it as a ConfigError naming the file.
-KubeEndpoint load_kubeconfig(const std::string& path) try {
+KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, ReadFile read) try {
   YAML::Node root;
   try {
-    root = YAML::Load(read_file(path));
+    root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
@@ -115,18 +115,18 @@ KubeEndpoint load_kubeconfig(const std::string& path) try {
   if (const auto data = scalar(cluster, "certificate-authority-data"); !data.empty()) {
     out.ca_pem = decode_base64(data, "certificate-authority-data", path);
   } else if (const auto file = scalar(cluster, "certificate-authority"); !file.empty()) {
-    out.ca_pem = read_file(resolve(file, path));
+    out.ca_pem = read(resolve(file, path));
   }
   out.insecure_skip_verify = scalar(cluster, "insecure-skip-tls-verify") == "true";
   if (const auto data = scalar(user, "client-certificate-data"); !data.empty()) {
     out.client_cert_pem = decode_base64(data, "client-certificate-data", path);
   } else if (const auto file = scalar(user, "client-certificate"); !file.empty()) {
-    out.client_cert_pem = read_file(resolve(file, path));
+    out.client_cert_pem = read(resolve(file, path));
   }
   if (const auto data = scalar(user, "client-key-data"); !data.empty()) {
     out.client_key_pem = decode_base64(data, "client-key-data", path);
   } else if (const auto file = scalar(user, "client-key"); !file.empty()) {
-    out.client_key_pem = read_file(resolve(file, path));
+    out.client_key_pem = read(resolve(file, path));
   }
   out.token = scalar(user, "token");
   if (const auto file = scalar(user, "tokenFile"); !file.empty()) out.token_file = resolve(file, path);
@@ -138,5 +138,7 @@ KubeEndpoint load_kubeconfig(const std::string& path) try {
   throw ConfigError(path + (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +
                     ": unexpected kubeconfig structure: " + e.msg);
 }
+
+KubeEndpoint load_kubeconfig(const std::string& path) { return parse_kubeconfig(read_file(path), path, read_file); }
 
 }  // namespace kubegap

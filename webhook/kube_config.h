@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace kubegap {
 
@@ -36,6 +37,14 @@ std::optional<KubeEndpoint> in_cluster_endpoint(
 // certificate-authority(-data), insecure-skip-tls-verify, client-certificate(-data),
 // client-key(-data), token and tokenFile. Throws ConfigError naming the file.
 KubeEndpoint load_kubeconfig(const std::string& path);
+
+// ReadFile: how parse_kubeconfig reads the files a kubeconfig names (read_file, or a
+// stand-in where touching the disk is unwanted: the fuzz target).
+using ReadFile = std::string (*)(const std::string& path);
+
+// parse_kubeconfig: load_kubeconfig's work on `text`, the content of the kubeconfig at
+// `path` (relative file names resolve against its directory).
+KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, ReadFile read);
 
 // split_server_url: "https://host:port" -> host, port (443 by default); throws ConfigError.
 void split_server_url(const std::string& url, KubeEndpoint& out, const std::string& source);

@@ -120,6 +120,7 @@ class InputReader {
     read_text(text, file);
   }
 
+ public:  // check_text reads one text directly
   void read_text(const std::string& text, const std::string& file) {
     files.push_back(file);
     const std::size_t objects_before = loaded.objects.size();
@@ -133,6 +134,7 @@ class InputReader {
     }
   }
 
+ private:
   // skip_headerless_objects: drops the objects read since `first` that have no
   // apiVersion or kind; whether there were any.
   bool skip_headerless_objects(std::size_t first) {
@@ -256,10 +258,10 @@ std::size_t CheckReport::finding_count() const {
   return count;
 }
 
-CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy) {
-  InputReader reader;
-  for (const auto& path : paths) reader.read_path(path);
+namespace {
 
+// check_read: the report on what `reader` read from `path_count` paths.
+CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy& policy) {
   CheckReport report;
   report.notes = std::move(reader.notes);
   report.errors = std::move(reader.loaded.problems);
@@ -276,7 +278,7 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
     }
   }
   if (reader.loaded.objects.empty() && report.errors.empty()) {
-    report.errors.push_back({"", 0, "no Kubernetes objects found in " + std::to_string(paths.size()) + " path(s)" +
+    report.errors.push_back({"", 0, "no Kubernetes objects found in " + std::to_string(path_count) + " path(s)" +
                                         (report.notes.empty() ? "" : ": " + report.notes.front())});
   }
 
@@ -339,6 +341,20 @@ CheckReport check_paths(const std::vector<std::string>& paths, const Policy& pol
   }
   order_by_file(report.errors, reader.files);
   return report;
+}
+
+}  // namespace
+
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy) {
+  InputReader reader;
+  for (const auto& path : paths) reader.read_path(path);
+  return check_read(reader, paths.size(), policy);
+}
+
+CheckReport check_text(const std::string& text, const std::string& file, const Policy& policy) {
+  InputReader reader;
+  reader.read_text(text, file);
+  return check_read(reader, 1, policy);
 }
 
 namespace {

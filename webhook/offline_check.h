@@ -49,6 +49,10 @@ struct CheckReport {
 // still checked.
 CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy);
 
+// check_text: check_paths on one file's `text`, named `file` in the report (a Helm chart
+// template is not recognised: that needs the file's directory).
+CheckReport check_text(const std::string& text, const std::string& file, const Policy& policy);
+
 struct TextOptions {
   bool explain = false;       // under each object, the class of each part and why
   bool show_skipped = false;  // one line per skipped object instead of one summary line

@@ -6,9 +6,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <unordered_set>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 namespace kubegap {
 namespace {
@@ -287,6 +291,63 @@ std::vector<TextDocument> split_documents(std::string_view text) {
   return documents;
 }
 
+// NullDocumentWatch: whether the document the parser last handled was one null node, and
+// where.
+class NullDocumentWatch final : public YAML::EventHandler {
+ public:
+  bool null_root = false;
+  YAML::Mark mark;
+
+  void OnDocumentStart(const YAML::Mark&) override { events_ = 0; }
+  void OnDocumentEnd() override { null_root = events_ == 1 && null_seen_; }
+  void OnNull(const YAML::Mark& at, YAML::anchor_t) override {
+    seen(true);
+    mark = at;
+  }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { seen(false); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { seen(false); }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    seen(false);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    seen(false);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void seen(bool null) {
+    ++events_;
+    null_seen_ = null;
+  }
+  int events_ = 0;
+  bool null_seen_ = false;
+};
+
+// refuse_stalling_text: throws YAML::ParserException where yaml-cpp 0.7's LoadAll would
+// never return. A ',' that starts a token at document level (`,` alone, `{},`, `"x",`,
+// `- a` then `,` on the next line) is a token no rule of its parser consumes: each call
+// then yields one more null document at the same place, and LoadAll collects them until
+// memory runs out (yaml-cpp issue #1040, fixed upstream by PR #1319; Debian 12 ships
+// 0.7.0). Found by tests/fuzz (check_fuzz). A parse without building nodes, only for
+// texts with a ',' (the only token seen to stall): a second scan of those documents.
+void refuse_stalling_text(const std::string& text) {
+  if (text.find(',') == std::string::npos) return;
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  NullDocumentWatch watch;
+  std::optional<YAML::Mark> previous_null;
+  while (parser.HandleNextDocument(watch)) {
+    if (!watch.null_root) {
+      previous_null.reset();
+    } else if (previous_null && previous_null->pos == watch.mark.pos) {
+      throw YAML::ParserException(watch.mark, "unexpected ',' where a document or its end should be");
+    } else {
+      previous_null = watch.mark;
+    }
+  }
+}
+
 // ParsedText: the documents of a text that could be read, and why the others could not.
 struct ParsedText {
   std::vector<YamlDocument> documents;
@@ -435,7 +496,9 @@ ParsedText parse_text(std::string_view text, const std::string& file) {
     conversion.line_offset = part.first_line;
     if (parse_json_document(part.text, conversion, out)) continue;
     try {
-      for (const auto& node : YAML::LoadAll(std::string(part.text))) {
+      const std::string part_text(part.text);
+      refuse_stalling_text(part_text);
+      for (const auto& node : YAML::LoadAll(part_text)) {
         if (node && !node.IsNull()) convert_document(node, conversion, out);
       }
     } catch (const YAML::Exception& e) {

@@ -288,6 +288,26 @@ TEST(LoadKubeconfig, CertificateAuthorityFileIsRelativeToTheKubeconfigsDirectory
   EXPECT_NE(error.find(dir.file("certs/missing.crt")), std::string::npos) << error;
 }
 
+// parse_kubeconfig: the same reading from text; the files it names go through the given
+// reader (the fuzz target's stand-in never touches the disk), resolved as from the file.
+TEST(ParseKubeconfig, ReadsTheNamedFilesThroughTheGivenReader) {
+  static std::vector<std::string> asked;
+  asked.clear();
+  const auto reader = [](const std::string& path) {
+    asked.push_back(path);
+    return std::string("PEM OF ") + path;
+  };
+  const auto endpoint = kubegap::parse_kubeconfig(
+      kubeconfig(kServer + "    certificate-authority: certs/ca.crt\n",
+                 "    client-certificate: /abs/admin.crt\n    client-key: admin.key\n"),
+      "/home/me/.kube/config", reader);
+  EXPECT_EQ(endpoint.ca_pem, "PEM OF /home/me/.kube/certs/ca.crt");
+  EXPECT_EQ(endpoint.client_cert_pem, "PEM OF /abs/admin.crt");
+  EXPECT_EQ(endpoint.client_key_pem, "PEM OF /home/me/.kube/admin.key");
+  EXPECT_EQ(asked.size(), 3U);
+  EXPECT_EQ(endpoint.source, "/home/me/.kube/config");
+}
+
 TEST(LoadKubeconfig, CertificateAuthorityDataWinsOverTheFile) {
   TempDir dir;
   dir.write("ca.crt", "FROM FILE");

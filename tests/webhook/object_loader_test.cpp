@@ -12,6 +12,7 @@
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
 #include "tests/webhook/test_util.h"
+#include "webhook/offline_check.h"
 #include "webhook/review_handler.h"
 #include "webhook/yaml_json.h"
 
@@ -424,6 +425,42 @@ TEST(ResourceQuantities, TheWebhookAnnotatesAnUnrenderedVariableAsAnError) {
   ASSERT_NE(annotations, nullptr) << result.body;
   EXPECT_EQ(str((*annotations)["error"]),
             "not evaluated: request.object.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity");
+}
+
+}  // namespace
+}  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// A ',' token at document level (after a flow collection, a quoted scalar, a block
+// sequence, or alone) stalls yaml-cpp 0.7's LoadAll
+// (null documents without end: issue #1040). Found by tests/fuzz (check_fuzz): it is an
+// invalid-YAML problem at its line, and costs only its own document.
+TEST(ObjectLoaderYamlCppStall, StrayCommaIsAProblemNotAHang) {
+  for (const std::string text : {"{},", "[1] ,", "{a: 1},{b: 2}", "!!map {},", "&a {},", "--- {}\n,\n", ",", "# c\n,", "\"x\",",
+                                  "- a\n,"}) {
+    const LoadedObjects loaded = load(text);
+    ASSERT_EQ(loaded.problems.size(), 1u) << text;
+    EXPECT_NE(loaded.problems.front().message.find("invalid YAML"), std::string::npos) << problems_of(loaded);
+  }
+  const LoadedObjects loaded = load("apiVersion: v1\nkind: Pod\n---\n{\"kind\": \"Node\"},\n---\napiVersion: v1\nkind: Node\n");
+  EXPECT_EQ(problems_of(loaded), "in.yaml:4: invalid YAML: unexpected ',' where a document or its end should be\n");
+  EXPECT_EQ(loaded.objects.size(), 2u);
+}
+
+// check_text (the fuzz target's way into `check`): one file's text gives the report
+// check_paths gives for that file.
+TEST(CheckText, GivesTheReportOfCheckPathsOnTheSameFile) {
+  for (const std::string name : {"single/job-and-pdb.yaml", "mixed/broken.yaml", "invalid/empty.yaml"}) {
+    const std::string path = fixture_path("check/" + name);
+    const auto text = read_text(path);
+    ASSERT_TRUE(text.has_value()) << path;
+    const auto& policy = kubegap::default_policy();
+    EXPECT_EQ(kubegap::render_json(kubegap::check_text(*text, path, policy)),
+              kubegap::render_json(kubegap::check_paths({path}, policy)))
+        << name;
+  }
 }
 
 }  // namespace

@@ -80,5 +80,5 @@ openssl verify -CAfile "$tmp/ca.crt" "$tmp/tls.crt" "$tmp/client.crt" >/dev/null
 for f in ca.key ca.crt tls.key tls.crt client.key client.crt; do mv -f "$tmp/$f" "$out/$f"; done
 chmod 0644 "$out/ca.crt" "$out/tls.crt" "$out/client.crt"
 
-echo "wrote $out/ca.crt $out/tls.crt $out/tls.key (SANs: $sans)" >&2
+echo "wrote $out/ca.crt $out/tls.crt $out/tls.key $out/client.crt $out/client.key (SANs: $sans)" >&2
 echo "caBundle: $(base64 -w0 < "$out/ca.crt")"

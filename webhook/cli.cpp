@@ -435,6 +435,15 @@ int serve(const std::vector<std::string>& args) {
              {"cluster_view", cluster_source},
              {"threads", std::to_string(threads), false},
              {"memory_budget", std::to_string(server.memory_budget().capacity()), false}});
+  // A budget the container cannot hold (a small limit with a large --max-body-bytes, or
+  // an explicit --memory-budget) defeats its purpose: say so where the operator looks.
+  if (const auto limit = container_memory_limit();
+      limit && server.memory_budget().capacity() + kMemoryReserve > *limit) {
+    log_event(spdlog::level::warn, "memory budget does not fit the container's memory limit",
+              {{"memory_budget", std::to_string(server.memory_budget().capacity()), false},
+               {"limit", std::to_string(*limit), false},
+               {"hint", "raise the limit to the budget plus 64 MiB, or lower --max-body-bytes / --memory-budget"}});
+  }
   flush_logs();
 
   // The review loop keeps running until the drain ends, even with nothing to do (so a

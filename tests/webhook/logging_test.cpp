@@ -21,6 +21,7 @@ std::string captured(LogFormat format, const std::string& value) {
   spdlog::set_default_logger(logger);
   log_event(spdlog::level::info, "review", {{"uid", value}, {"kind", "Pod"}});
   spdlog::set_default_logger(previous);
+  configure_logging("info", LogFormat::kText);  // the other tests' format
   return out.str();
 }
 

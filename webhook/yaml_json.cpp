@@ -336,14 +336,16 @@ void refuse_stalling_text(const std::string& text) {
   std::istringstream input(text);
   YAML::Parser parser(input);
   NullDocumentWatch watch;
-  std::optional<YAML::Mark> previous_null;
+  // Where the last document was null, or -1 (a plain int: GCC 12 at -O1 warns that an
+  // optional<Mark> may be read uninitialised).
+  int previous_null_pos = -1;
   while (parser.HandleNextDocument(watch)) {
     if (!watch.null_root) {
-      previous_null.reset();
-    } else if (previous_null && previous_null->pos == watch.mark.pos) {
+      previous_null_pos = -1;
+    } else if (previous_null_pos >= 0 && previous_null_pos == watch.mark.pos) {
       throw YAML::ParserException(watch.mark, "unexpected ',' where a document or its end should be");
     } else {
-      previous_null = watch.mark;
+      previous_null_pos = watch.mark.pos;
     }
   }
 }

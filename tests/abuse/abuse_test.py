@@ -3,7 +3,7 @@
 TLS clients, Python standard library only.
 
     python3 tests/abuse/abuse_test.py BINARY SOURCE_DIR CERT_DIR [--only NAME[,NAME...]]
-                                      [--soak-seconds N] [--soak-rate R]
+                                      [--soak-seconds N] [--soak-rate R] [--release-binary FILE]
 
 CERT_DIR holds ca.crt, tls.crt and tls.key (certs/gen-certs.sh); CERT_DIR-rotated, a second
 pair from another CA, is used by the certificate scenario (ctest's test_certs fixture makes
@@ -35,6 +35,9 @@ stops by itself, and meanwhile a canary thread sends the well-formed review fixt
               counted, retries back off
   soak        a fixed rate (default 200 reviews/s) for --soak-seconds (default 60; 600 for
               the 10-minute soak by hand); RSS and open descriptors sampled and asserted flat
+  memory      two concurrent 8 MiB bodies (the costliest shape to parse), three times, on
+              the --release-binary with the base's memory budget: peak RSS stays under the
+              Deployment's memory request; the same without a budget, printed beside it
 
 Prints one line per assertion ("ok   - ..." / "FAIL - ...") and exits 1 on any failure.
 """
@@ -1082,6 +1085,98 @@ def run_sigterm_mid_handshake():
     server.kill()
 
 
+# --- memory: two maximum-size bodies at once ------------------------------------------------------
+
+def digit_review(uid, size):
+    """An AdmissionReview of exactly `size` bytes whose Pod carries an array of one-digit
+    numbers: the costliest body to parse measured (18x its size in a DOM)."""
+    head = ('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",'
+            '"kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"ml",'
+            '"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"big"},"spec":{'
+            '"containers":[{"name":"c","image":"x"}],"junk":[' % uid).encode()
+    tail = b"1]}}}}"
+    n = (size - len(head) - len(tail)) // 2
+    body = head + b"1," * n + tail
+    return body + b" " * (size - len(body))  # trailing whitespace is valid JSON
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"^VmHWM:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def post_all_at_once(port, ctx, bodies):
+    """Connects one client per body, sends every header, then every body at full speed from
+    its own thread; returns [(status, retry_after or None)] in order (None for an exception)."""
+    results = [None] * len(bodies)
+    conns = [tls_connect(port, ctx, timeout=60) for _ in bodies]
+    go = threading.Barrier(len(bodies))
+
+    def one(i):
+        conn, body = conns[i], bodies[i]
+        try:
+            conn.sendall(request_bytes(body)[:-len(body)])  # the header alone
+            go.wait(10)
+            try:
+                for at in range(0, len(body), 256 * 1024):
+                    conn.sendall(body[at:at + 256 * 1024])
+            except OSError:
+                pass  # a 503 may be written and the connection closed before the body is sent
+            status, headers, _ = read_response(conn.makefile("rb"))
+            results[i] = (status, headers.get("retry-after"))
+        except Exception as e:  # noqa: BLE001 - recorded as an answer that never came
+            results[i] = (None, repr(e))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return results
+
+
+def run_memory(binary, rounds=3):
+    """Two concurrent maximum-size (8 MiB) bodies, `rounds` times, on the release build: peak
+    RSS stays under the Deployment's memory request (manifests/base/deployment.yaml), with
+    the memory budget that the base's limit gives. Without the budget, the same load is
+    measured and printed for comparison."""
+    if binary is None or not os.access(binary, os.X_OK):
+        check(False, f"memory: no release binary ({binary}): pass --release-binary (./dev build release makes it)")
+        return
+    size = 8 * 1024 * 1024  # --max-body-bytes' default, the largest body served
+    request_mib, budget = 192, 192 * 1024 * 1024  # the base: request 192Mi, limit 256Mi - 64 MiB
+    ctx = client_context(os.path.join(CERTS, "ca.crt"))
+    bodies = [digit_review(f"mem-{i}", size) for i in range(2)]
+    peaks = {}
+    for label, args in (("budget", ["--memory-budget", str(budget)]), ("no budget", ["--memory-budget", str(1 << 30)])):
+        server = Server(f"memory-{label.replace(' ', '-')}", binary, os.path.join(CERTS, "tls.crt"),
+                        os.path.join(CERTS, "tls.key"), args)
+        canary = Canary(server, ctx, fresh_every=4).start() if label == "budget" else None
+        fresh = peak_rss_kib(server.pid)
+        answers = []
+        for _ in range(rounds):
+            answers += post_all_at_once(server.port, ctx, bodies)
+        peaks[label] = peak_rss_kib(server.pid)
+        note(f"memory ({label}): peak RSS {fresh / 1024:.1f} MiB fresh, {peaks[label] / 1024:.1f} MiB after "
+             f"{rounds} rounds of two concurrent {size >> 20} MiB bodies; answers {answers}")
+        if label == "budget":
+            served = [a for a in answers if a[0] == 200]
+            shed = [a for a in answers if a[0] == 503]
+            check(len(served) + len(shed) == len(answers),
+                  f"memory: every big review is answered 200 or shed with 503 ({answers})")
+            check(len(served) >= rounds, f"memory: at least one review of each pair is served ({len(served)} of "
+                                         f"{len(answers)})")
+            check(all(a[1] is not None for a in shed), "memory: every 503 carries Retry-After")
+            check(peaks[label] < request_mib * 1024,
+                  f"memory: peak RSS {peaks[label] / 1024:.1f} MiB stays under the {request_mib} MiB memory request")
+            canary.stop("memory")
+        server.finish(f"memory ({label})")
+    note(f"memory: the budget saves {(peaks['no budget'] - peaks['budget']) / 1024:.0f} MiB of peak RSS "
+         f"({peaks['no budget'] / 1024:.0f} -> {peaks['budget'] / 1024:.0f} MiB)")
+
+
 # --- certificates at runtime -----------------------------------------------------------------------
 
 def served_fingerprint(port):
@@ -1101,7 +1196,10 @@ def run_certs():
     cert, key = os.path.join(work, "tls.crt"), os.path.join(work, "tls.key")
 
     def put(path, data):
-        with open(path, "wb") as f:
+        # 0600 whatever the umask (CI runs as root with 022): the server refuses, at start
+        # and at every reload, a key that every user can read. A file that exists keeps
+        # its mode.
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
             f.write(data)
 
     def read(path):
@@ -1528,7 +1626,7 @@ def run_soak(seconds, rate, threads=4):
 
 # --- main ----------------------------------------------------------------------------------------------------
 
-SCENARIOS = ["malformed", "slowloris", "dropped", "pipelined", "sigterm", "certs", "apiserver", "soak"]
+SCENARIOS = ["malformed", "slowloris", "dropped", "pipelined", "sigterm", "certs", "apiserver", "soak", "memory"]
 
 
 def main():
@@ -1537,12 +1635,15 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("source")
     parser.add_argument("certs")
-    parser.add_argument("--only", default=",".join(SCENARIOS), help="comma-separated scenarios")
+    parser.add_argument("--only", default=",".join(s for s in SCENARIOS if s != "memory"),
+                        help="comma-separated scenarios (default: all but memory, which needs --release-binary)")
     parser.add_argument("--soak-seconds", type=float, default=float(os.environ.get("KUBEGAP_SOAK_SECONDS", 60)))
     parser.add_argument("--soak-rate", type=float, default=200)
     parser.add_argument("--malformed", type=int, default=10000)
     parser.add_argument("--slow-connections", type=int, default=1000)
     parser.add_argument("--slow-hold", type=float, default=12)
+    parser.add_argument("--release-binary", help="the optimised build, which the memory scenario measures (RSS "
+                                                 "under ASan would measure ASan)")
     args = parser.parse_args()
     BINARY, CERTS = os.path.abspath(args.binary), os.path.abspath(args.certs)
     FIX = Fixtures(args.source)
@@ -1559,6 +1660,7 @@ def main():
         "certs": run_certs,
         "apiserver": run_apiserver,
         "soak": lambda: run_soak(args.soak_seconds, args.soak_rate),
+        "memory": lambda: run_memory(os.path.abspath(args.release_binary) if args.release_binary else None),
     }
     with tempfile.TemporaryDirectory(prefix="kubegap-abuse-") as tmp:
         TMP = tmp

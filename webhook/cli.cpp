@@ -29,6 +29,7 @@
 #include "webhook/kube_config.h"
 #include "webhook/health_server.h"
 #include "webhook/logging.h"
+#include "webhook/cluster_scan.h"
 #include "webhook/offline_check.h"
 #include "webhook/policy_loader.h"
 #include "webhook/server.h"
@@ -51,12 +52,13 @@ single-zone pins and GPU health tolerations, citing public incident cases.
 Usage:
   kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]   serve the webhook
   kubegap-webhook check [flags] PATH...                           check manifests offline
+  kubegap-webhook scan [flags]                                    check what runs in a cluster
   kubegap-webhook cases [ID] [--output text|json]                 the cases behind each check
   kubegap-webhook completion bash|zsh                             shell completion script
   kubegap-webhook version                                         print the version
 
 Run 'kubegap-webhook help COMMAND' (or COMMAND --help) for a command's flags.
-Short flags: -o for --output, -p for --policy, -h for --help.
+Short flags: -o for --output, -p for --policy, -n for --namespace (scan), -h for --help.
 )";
 
 constexpr const char* kServeHelp = R"(Usage: kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]
@@ -132,6 +134,30 @@ Exit codes: 0 no findings (or findings without --fail-on-findings), 1 findings w
 --fail-on-findings, 2 usage or input errors (after the report; input errors win over 1).
 )";
 
+constexpr const char* kScanHelp = R"(Usage: kubegap-webhook scan [flags]
+
+Finds the same gaps as the webhook in what already runs: lists, page by page, every
+kind of the workload table that the API server serves (a CRD that is not installed is
+skipped) and Pods, and evaluates them with the live PodDisruptionBudgets and Nodes. An
+object whose controller was evaluated too (a workload's Pods, ReplicaSets, Jobs) is
+reported under that controller only. Needs get/list on those kinds, PDBs and Nodes.
+
+Flags:
+  --kubeconfig FILE     the API server and credentials (default: in a pod, its service
+                        account; else $KUBECONFIG, then ~/.kube/config)
+  -n, --namespace NS    one namespace (default: every namespace)
+  -p, --policy FILE     policy YAML overriding the built-in defaults
+  -o, --output FORMAT   text (default), json, or sarif
+  --page-size N         objects per list request (default 250)
+  --fail-on-findings    exit 1 when there is a finding
+  --explain             text: the class of each part and why
+  --color WHEN          auto (default), always or never
+
+Resources that cannot be listed (forbidden, an error) are listed on stderr and in the
+json/sarif outputs; the rest is still scanned. Exit codes as check: 0, 1 findings with
+--fail-on-findings, 2 usage errors or resources that could not be listed.
+)";
+
 constexpr const char* kCompletionHelp = R"(Usage: kubegap-webhook completion bash|zsh
 
 Prints a shell completion script (commands, flags, their values, case and check ids).
@@ -187,6 +213,17 @@ std::vector<CompletionCommand> command_table() {
         {"--show-skipped", "", "list each skipped object", V::kNone, {}}},
        {},
        true},
+      {"scan", "check what runs in a cluster",
+       {{"--kubeconfig", "", "kubeconfig of the cluster", V::kFile, {}},
+        {"--namespace", "-n", "one namespace", V::kAny, {}},
+        {"--policy", "-p", "policy YAML", V::kFile, {}},
+        {"--output", "-o", "report format", V::kWords, {"text", "json", "sarif"}},
+        {"--page-size", "", "objects per list request", V::kAny, {}},
+        {"--color", "", "colour", V::kWords, {"auto", "always", "never"}},
+        {"--fail-on-findings", "", "exit 1 when there is a finding", V::kNone, {}},
+        {"--explain", "", "the class of each part and why", V::kNone, {}}},
+       {},
+       false},
       {"cases", "the cases behind each check",
        {{"--output", "-o", "format", V::kWords, {"text", "json"}}},
        ids,
@@ -571,6 +608,63 @@ int check(const std::vector<std::string>& args) {
   return fail_on_findings && report.finding_count() > 0 ? kExitError : kExitOk;
 }
 
+// scan_endpoint: --kubeconfig, else the pod's service account, else $KUBECONFIG's first
+// file, else ~/.kube/config (kubectl's order, in-cluster first as client-go's).
+KubeEndpoint scan_endpoint(const std::optional<std::string>& kubeconfig) {
+  if (kubeconfig) return load_kubeconfig(*kubeconfig);
+  if (auto in_cluster = in_cluster_endpoint()) return *in_cluster;
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+    const std::string list = env;
+    return load_kubeconfig(list.substr(0, list.find(':')));
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return load_kubeconfig(std::string(home) + "/.kube/config");
+  }
+  throw ConfigError("scan: no cluster: not in a pod, no --kubeconfig, $KUBECONFIG or ~/.kube/config");
+}
+
+int scan(const std::vector<std::string>& args) {
+  std::vector<std::string> flag_args;
+  std::vector<std::string> set_switches;
+  for (const auto& arg : args) {
+    (arg == "--fail-on-findings" || arg == "--explain" ? set_switches : flag_args).push_back(arg);
+  }
+  const auto has = [&](const char* name) {
+    return std::find(set_switches.begin(), set_switches.end(), name) != set_switches.end();
+  };
+  const FlagParser flags(flag_args, known_flags("scan"));
+  if (flags.help()) {
+    std::cout << kScanHelp;
+    return kExitOk;
+  }
+  TextOptions text;
+  text.explain = has("--explain");
+  text.colour = use_colour(flags.get_or("color", "auto"));
+  const std::string output = flags.get_or("output", "text");
+  if (output != "text" && output != "json" && output != "sarif") {
+    throw UsageError{"flag --output: expected text, json or sarif, got \"" + output + "\""};
+  }
+  ScanOptions options;
+  options.namespace_name = flags.get_or("namespace", "");
+  options.page_size = static_cast<std::size_t>(flags.integer("page-size", 250, 1, 10000));
+  const auto policy_file = flags.get("policy");
+  Policy policy;
+  KubeEndpoint endpoint;
+  try {
+    policy = policy_file ? load_policy_file(*policy_file) : default_policy();
+    endpoint = scan_endpoint(flags.get("kubeconfig"));
+  } catch (const ConfigError& e) {
+    std::cerr << "kubegap-webhook scan: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const CheckReport report = scan_cluster(endpoint, options, policy);
+  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, text));
+  std::cout.flush();
+  for (const auto& e : report.errors) std::cerr << "kubegap-webhook scan: " << e.text() << "\n";
+  if (!report.errors.empty()) return kExitUsage;
+  return has("--fail-on-findings") && report.finding_count() > 0 ? kExitError : kExitOk;
+}
+
 int cases(const std::vector<std::string>& args) {
   // `cases [ID]`: an optional case or check id before the flags.
   std::string id;
@@ -634,6 +728,8 @@ std::vector<std::string> expand_short_flags(std::vector<std::string> args) {
       arg = "--output";
     } else if (arg == "-p") {
       arg = "--policy";
+    } else if (arg == "-n") {
+      arg = "--namespace";
     } else if (arg.size() > 2 && arg.rfind("-o", 0) == 0 && arg[2] != '-') {
       arg = "--output=" + arg.substr(arg[2] == '=' ? 3 : 2);
     }
@@ -662,6 +758,7 @@ int run_cli(const std::vector<std::string>& args) {
     if (command == "serve") return serve(rest);
     if (command == "cases") return cases(rest);
     if (command == "check") return check(rest);
+    if (command == "scan") return scan(rest);
     if (command == "completion") return completion(rest);
     if (command == "version" || command == "--version") return version(rest);
     throw UsageError{"unknown command \"" + command + "\""};

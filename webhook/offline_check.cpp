@@ -40,7 +40,10 @@ std::string group_of(const std::string& api_version) {
   return slash == std::string::npos ? "" : api_version.substr(0, slash);
 }
 
-std::string where(const std::string& file, int line) { return file + ":" + std::to_string(line); }
+// where: "file:line"; the file alone for line 0 (an object read from the API server by `scan`).
+std::string where(const std::string& file, int line) {
+  return line > 0 ? file + ":" + std::to_string(line) : file;
+}
 
 // is_kustomize_or_helm_file: files of kustomize and Helm that are YAML but not Kubernetes
 // objects (they have no apiVersion/kind): the kustomization, a chart's Chart.yaml and
@@ -337,7 +340,8 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
     }
     report.objects.push_back({input->file, input->line, input->api_version, input->kind,
                               evaluation.object.namespace_name, evaluation.object.name,
-                              std::move(evaluation.findings), std::move(evaluation.parts)});
+                              std::move(evaluation.findings), std::move(evaluation.parts),
+                              meta_of(*input->json, "uid")});
   }
   order_by_file(report.errors, reader.files);
   return report;
@@ -440,7 +444,7 @@ std::string render_text(const CheckReport& report, const TextOptions& options) {
   std::ostringstream summary;
   summary << report.objects.size() << " object(s) checked, " << report.finding_count() << " finding(s)";
   if (!report.errors.empty()) summary << ", " << report.errors.size() << " input error(s) (listed on stderr)";
-  if (report.budgets + report.nodes == 0) {
+  if (!report.live_view && report.budgets + report.nodes == 0) {
     summary << "; disruption-budget not evaluated (no PodDisruptionBudgets or Nodes in the input)";
   }
   out << paint(kBold, summary.str()) << "\n";

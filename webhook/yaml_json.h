@@ -69,6 +69,11 @@ struct YamlConversion {
 rapidjson::Value yaml_to_json(const YAML::Node& node, rapidjson::Document::AllocatorType& allocator,
                               YamlConversion& conversion);
 
+// json_to_yaml: a JSON document as block YAML (for reports people read and `kubectl apply
+// -f`); strings are quoted where YAML would read them as something else. For text this
+// program wrote: nesting is not bounded.
+std::string json_to_yaml(const rapidjson::Value& value);
+
 // yaml_node_budget: the budget for a text of `bytes` bytes: generous for real manifests,
 // far below what a hostile alias tree would need.
 inline std::size_t yaml_node_budget(std::size_t bytes) { return 100000 + 16 * bytes; }

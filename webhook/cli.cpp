@@ -29,6 +29,7 @@
 #include "webhook/kube_config.h"
 #include "webhook/health_server.h"
 #include "webhook/logging.h"
+#include "webhook/background_audit.h"
 #include "webhook/cluster_scan.h"
 #include "webhook/offline_check.h"
 #include "webhook/policy_loader.h"
@@ -85,6 +86,14 @@ Flags:
   --cluster-sync-timeout S   report ready after S seconds even if the live view
                              has not synced (default 30; disruption-budget then
                              says "not evaluated: cluster view not synced")
+  --audit-interval S         with a live view: scan what already runs every S
+                             seconds, off the review path (default 600; 0: off)
+  --audit-reports API        where the audit's results go besides the metrics:
+                             wgpolicyk8s (PolicyReports, default), openreports
+                             (openreports.io Reports) or none
+  --audit-lease NS/NAME      the Lease that picks the one replica writing reports
+                             (default $POD_NAMESPACE, else kubegap-system, and
+                             kubegap-webhook-audit)
   --threads N                I/O threads                      (default: CPU count)
   --max-body-bytes N         request body limit               (default 8388608)
   --memory-budget BYTES      memory that requests in flight may be charged (a
@@ -193,6 +202,9 @@ std::vector<CompletionCommand> command_table() {
         {"--cluster-state", "", "PodDisruptionBudgets and Nodes from a file", V::kFile, {}},
         {"--kubeconfig", "", "watch the cluster view through this kubeconfig", V::kFile, {}},
         {"--cluster-sync-timeout", "", "seconds to wait for the cluster view", V::kAny, {}},
+        {"--audit-interval", "", "seconds between background audits (0: off)", V::kAny, {}},
+        {"--audit-reports", "", "where audit results go", V::kWords, {"wgpolicyk8s", "openreports", "none"}},
+        {"--audit-lease", "", "NAMESPACE/NAME of the audit Lease", V::kAny, {}},
         {"--threads", "", "I/O threads", V::kAny, {}},
         {"--max-body-bytes", "", "request body limit", V::kAny, {}},
         {"--memory-budget", "", "bytes requests in flight may be charged", V::kAny, {}},
@@ -361,6 +373,31 @@ net::awaitable<void> wait_for_sync(const ClusterWatcher& watcher, ReadinessState
   readiness.mark_ready();
 }
 
+// audit_options_from: --audit-interval, --audit-reports and --audit-lease.
+AuditOptions audit_options_from(const FlagParser& flags) {
+  AuditOptions options;
+  options.interval = std::chrono::seconds(flags.integer("audit-interval", 600, 0, 7 * 24 * 3600));
+  const std::string reports = flags.get_or("audit-reports", "wgpolicyk8s");
+  if (reports == "none") {
+    options.write_reports = false;
+  } else if (reports == "openreports") {
+    options.flavour = ReportFlavour::kOpenReports;
+  } else if (reports != "wgpolicyk8s") {
+    throw UsageError{"flag --audit-reports: expected wgpolicyk8s, openreports or none, got \"" + reports + "\""};
+  }
+  const char* pod_namespace = std::getenv("POD_NAMESPACE");
+  if (pod_namespace != nullptr && *pod_namespace != '\0') options.lease_namespace = pod_namespace;
+  if (const auto lease = flags.get("audit-lease")) {
+    const auto slash = lease->find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == lease->size()) {
+      throw UsageError{"flag --audit-lease: expected NAMESPACE/NAME, got \"" + *lease + "\""};
+    }
+    options.lease_namespace = lease->substr(0, slash);
+    options.lease_name = lease->substr(slash + 1);
+  }
+  return options;
+}
+
 int serve(const std::vector<std::string>& args) {
   const FlagParser flags(args, known_flags("serve"));
   if (flags.help()) {
@@ -413,6 +450,8 @@ int serve(const std::vector<std::string>& args) {
   // (--kubeconfig, or in a pod), else none ("not evaluated", never a guess).
   std::unique_ptr<ClusterView> cluster;
   ClusterWatcher* watcher = nullptr;
+  const AuditOptions audit_options = audit_options_from(flags);
+  std::unique_ptr<BackgroundAudit> audit;
   std::string cluster_source = "none";
   if (const auto state_file = flags.get("cluster-state")) {
     if (flags.get("kubeconfig")) throw UsageError{"use --cluster-state or --kubeconfig, not both"};
@@ -421,6 +460,9 @@ int serve(const std::vector<std::string>& args) {
   } else if (auto endpoint = flags.get("kubeconfig") ? std::optional(load_kubeconfig(*flags.get("kubeconfig")))
                                                      : in_cluster_endpoint()) {
     cluster_source = "live from " + endpoint->source + " (https://" + endpoint->host + ":" + endpoint->port + ")";
+    if (audit_options.interval.count() > 0) {
+      audit = std::make_unique<BackgroundAudit>(*endpoint, policies, metrics, audit_options);
+    }
     auto live = std::make_unique<ClusterWatcher>(control, std::move(*endpoint), metrics);
     watcher = live.get();
     metrics.cluster_view_enabled();
@@ -455,6 +497,7 @@ int serve(const std::vector<std::string>& args) {
   }
   const auto bound = server.listen();
   const auto health_bound = health.listen();
+  if (audit) audit->start();
   if (watcher == nullptr) {
     readiness.mark_ready();
   } else {
@@ -470,6 +513,7 @@ int serve(const std::vector<std::string>& args) {
              {"policy", policy_file.value_or("built-in default")},
              {"client_ca", tls.client_ca_file().empty() ? "none: any client may connect" : tls.client_ca_file()},
              {"cluster_view", cluster_source},
+             {"background_audit", audit ? "every " + std::to_string(audit_options.interval.count()) + " s" : "off"},
              {"threads", std::to_string(threads), false},
              {"memory_budget", std::to_string(server.memory_budget().capacity()), false}});
   // A budget the container cannot hold (a small limit with a large --max-body-bytes, or
@@ -538,6 +582,9 @@ int serve(const std::vector<std::string>& args) {
   run_loop(ioc);
   for (auto& worker : workers) worker.join();
   control_thread.join();
+  // After the drain: a run in progress stops at its next page, and the Lease is released
+  // so another replica takes the audit over at once.
+  if (audit) audit->stop();
   if (failure) std::rethrow_exception(failure);
   spdlog::default_logger()->flush();
   return kExitOk;

@@ -239,6 +239,7 @@ struct Scan {
 
   // get: one GET; the error (with the status and the Status message) or the body.
   net::awaitable<std::pair<std::string, std::string>> get(const std::string& target) {
+    if (options.cancelled && options.cancelled()) co_return std::pair{std::string("scan cancelled"), std::string()};
     ++stats.requests;
     KubeResponse response = co_await client.get(target, options.page_limit_bytes);
     if (!response.error.empty()) co_return std::pair{response.error, std::string()};

@@ -13,6 +13,7 @@
 // I/O around them.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -116,7 +117,8 @@ struct ScanOptions {
   std::string namespace_name;  // empty: every namespace
   std::size_t page_size = 250;
   std::size_t page_limit_bytes = std::size_t{64} << 20;  // one list page's body at most
-  int timeout_seconds = 60;                             // each request
+  // cancelled: asked before each request; true ends the scan (an error in the report).
+  std::function<bool()> cancelled;
 };
 
 // ScanStats: what the scan cost the API server.

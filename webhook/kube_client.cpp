@@ -29,14 +29,20 @@ bool is_ip_address(const std::string& host) {
   return !ec;
 }
 
-http::request<http::empty_body> get_request(const KubeEndpoint& endpoint, const std::string& target) {
-  http::request<http::empty_body> req{http::verb::get, target, 11};
+http::request<http::string_body> make_request(const KubeEndpoint& endpoint, http::verb verb, const std::string& target,
+                                              std::string body = {}) {
+  http::request<http::string_body> req{verb, target, 11};
   req.set(http::field::host, endpoint.host.find(':') == std::string::npos ? endpoint.host : "[" + endpoint.host + "]");
   req.set(http::field::user_agent, "kubegap-webhook");
   req.set(http::field::accept, "application/json");
   if (const auto token = endpoint.bearer_token(); !token.empty()) {
     req.set(http::field::authorization, "Bearer " + token);
   }
+  if (!body.empty()) {
+    req.set(http::field::content_type, "application/json");
+    req.body() = std::move(body);
+  }
+  req.prepare_payload();
   return req;
 }
 
@@ -97,6 +103,11 @@ net::awaitable<std::pair<std::string, std::shared_ptr<KubeStream>>> KubeClient::
 }
 
 net::awaitable<KubeResponse> KubeClient::get(std::string target, std::size_t body_limit) {
+  return send(http::verb::get, std::move(target), {}, body_limit);
+}
+
+net::awaitable<KubeResponse> KubeClient::send(http::verb verb, std::string target, std::string body,
+                                              std::size_t body_limit) {
   KubeResponse out;
   auto [error, stream] = co_await connect();
   if (!error.empty()) {
@@ -104,7 +115,7 @@ net::awaitable<KubeResponse> KubeClient::get(std::string target, std::size_t bod
     co_return out;
   }
   beast::get_lowest_layer(*stream).expires_after(std::chrono::seconds(60));
-  auto req = get_request(endpoint_, target);
+  auto req = make_request(endpoint_, verb, target, std::move(body));
   if (auto [write_ec, n] = co_await http::async_write(*stream, req, kAwait); write_ec) {
     out.error = "request: " + write_ec.message();
     co_return out;
@@ -128,7 +139,7 @@ net::awaitable<std::pair<std::string, std::unique_ptr<WatchResponse>>> KubeClien
   if (!error.empty()) co_return std::pair{std::move(error), nullptr};
   auto response = std::make_unique<WatchResponse>(stream);
   beast::get_lowest_layer(*stream).expires_after(std::chrono::seconds(30));
-  auto req = get_request(endpoint_, target);
+  auto req = make_request(endpoint_, http::verb::get, target);
   if (auto [write_ec, n] = co_await http::async_write(*stream, req, kAwait); write_ec) {
     co_return std::pair{"request: " + write_ec.message(), nullptr};
   }

@@ -26,6 +26,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/verb.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -99,6 +100,9 @@ class KubeClient {
 
   // get: GET `target`, the whole body (at most `body_limit` bytes).
   boost::asio::awaitable<KubeResponse> get(std::string target, std::size_t body_limit);
+  // send: any verb, with a JSON `body` when it is not empty (create, update, delete).
+  boost::asio::awaitable<KubeResponse> send(boost::beast::http::verb verb, std::string target, std::string body,
+                                            std::size_t body_limit);
   // watch: GET `target` and read the response's header; on error the string says why.
   boost::asio::awaitable<std::pair<std::string, std::unique_ptr<WatchResponse>>> watch(std::string target);
 

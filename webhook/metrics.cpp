@@ -76,6 +76,50 @@ std::uint64_t Metrics::findings(std::string_view check) const {
   return c == check_ids_.end() ? 0 : findings_[static_cast<std::size_t>(c - check_ids_.begin())].load();
 }
 
+void Metrics::audit_finished(const AuditSummary& summary) {
+  std::lock_guard lock(audit_mutex_);
+  // A failed run keeps the last whole run's findings: a gauge that drops to zero because
+  // a list failed would read as "fixed".
+  if (summary.ok) {
+    audit_last_ = summary;
+  } else {
+    audit_last_.finished_unix = summary.finished_unix;
+    audit_last_.duration_seconds = summary.duration_seconds;
+  }
+  ++(summary.ok ? audit_runs_ok_ : audit_runs_failed_);
+}
+
+void Metrics::render_audit(std::ostringstream& out) const {
+  std::lock_guard lock(audit_mutex_);
+  out << "# HELP kubegap_audit_leader Whether this replica holds the audit Lease (writes the reports).\n"
+         "# TYPE kubegap_audit_leader gauge\n"
+         "kubegap_audit_leader " << (audit_leader_.load() ? 1 : 0) << "\n"
+      << "# HELP kubegap_audit_runs_total Background audit runs, by result (failure: a resource could not "
+         "be listed or a report written).\n"
+         "# TYPE kubegap_audit_runs_total counter\n"
+         "kubegap_audit_runs_total{result=\"success\"} " << audit_runs_ok_ << "\n"
+         "kubegap_audit_runs_total{result=\"failure\"} " << audit_runs_failed_ << "\n"
+      << "# HELP kubegap_audit_last_run_timestamp_seconds When the last background audit run ended (Unix time).\n"
+         "# TYPE kubegap_audit_last_run_timestamp_seconds gauge\n"
+         "kubegap_audit_last_run_timestamp_seconds " << audit_last_.finished_unix << "\n"
+      << "# HELP kubegap_audit_duration_seconds How long the last background audit run took.\n"
+         "# TYPE kubegap_audit_duration_seconds gauge\n"
+         "kubegap_audit_duration_seconds " << audit_last_.duration_seconds << "\n"
+      << "# HELP kubegap_audit_objects_scanned Objects reported by the last whole background audit run.\n"
+         "# TYPE kubegap_audit_objects_scanned gauge\n"
+         "kubegap_audit_objects_scanned " << audit_last_.objects << "\n"
+      << "# HELP kubegap_audit_api_requests Requests the last whole run made to the API server.\n"
+         "# TYPE kubegap_audit_api_requests gauge\n"
+         "kubegap_audit_api_requests " << audit_last_.api_requests << "\n"
+      << "# HELP kubegap_audit_findings Findings of the last whole background audit run, by check and "
+         "namespace.\n"
+         "# TYPE kubegap_audit_findings gauge\n";
+  for (const auto& [key, count] : audit_last_.findings) {
+    // Check ids and namespace names (DNS labels) need no escaping.
+    out << "kubegap_audit_findings{check=\"" << key.first << "\",namespace=\"" << key.second << "\"} " << count << "\n";
+  }
+}
+
 std::string Metrics::render() const {
   std::ostringstream out;
   out << "# HELP kubegap_reviews_total AdmissionReview requests answered, by HTTP status code.\n"
@@ -160,6 +204,7 @@ std::string Metrics::render() const {
          "# TYPE kubegap_policy_reloads_total counter\n"
          "kubegap_policy_reloads_total{result=\"success\"} " << policy_reloads_ok_.load() << "\n"
          "kubegap_policy_reloads_total{result=\"failure\"} " << policy_reloads_failed_.load() << "\n";
+  if (audit_enabled_.load()) render_audit(out);
   out << "# HELP kubegap_build_info Build information.\n"
          "# TYPE kubegap_build_info gauge\n"
          "kubegap_build_info{version=\"" << kVersion << "\"} 1\n";

@@ -7,12 +7,26 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <sstream>
+#include <utility>
 #include <vector>
 
 #include "webhook/memory_budget.h"
 
 namespace kubegap {
+
+// AuditSummary: one background audit run's figures.
+struct AuditSummary {
+  std::int64_t finished_unix = 0;
+  double duration_seconds = 0;
+  std::size_t objects = 0;
+  std::size_t api_requests = 0;
+  std::map<std::pair<std::string, std::string>, std::size_t> findings;  // (check, namespace) -> count
+  bool ok = true;
+};
 
 class Metrics {
  public:
@@ -50,6 +64,11 @@ class Metrics {
   void policy_reloaded(bool ok) { (ok ? policy_reloads_ok_ : policy_reloads_failed_).fetch_add(1); }
   std::uint64_t policy_reloads(bool ok) const { return (ok ? policy_reloads_ok_ : policy_reloads_failed_).load(); }
   std::uint64_t tls_reloads(bool ok) const { return (ok ? tls_reloads_ok_ : tls_reloads_failed_).load(); }
+
+  // The background audit (webhook/background_audit.h).
+  void audit_enabled() { audit_enabled_.store(true); }
+  void audit_leader(bool leading) { audit_leader_.store(leading); }
+  void audit_finished(const AuditSummary& summary);
 
   std::uint64_t reviews(int status) const;
   std::uint64_t findings(std::string_view check) const;
@@ -90,6 +109,11 @@ class Metrics {
   std::atomic<std::uint64_t> tls_reloads_ok_{0}, tls_reloads_failed_{0};
   std::atomic<std::uint64_t> policy_reloads_ok_{0}, policy_reloads_failed_{0};
   ClusterResourceMetrics* cluster_resource(std::string_view resource);
+  void render_audit(std::ostringstream& out) const;
+  std::atomic<bool> audit_enabled_{false}, audit_leader_{false};
+  mutable std::mutex audit_mutex_;
+  AuditSummary audit_last_;  // the last run's figures (guarded by audit_mutex_)
+  std::uint64_t audit_runs_ok_ = 0, audit_runs_failed_ = 0;
 };
 
 }  // namespace kubegap

@@ -1415,7 +1415,9 @@ contexts:
   context: {{cluster: fake, user: webhook}}
 current-context: fake
 """)
-    server = start("apiserver", ["--kubeconfig", kubeconfig, "--cluster-sync-timeout", "2"])
+    # The cluster view only (--audit-interval 0): no Lease, no scans reach the fake server.
+    server = start("apiserver", ["--kubeconfig", kubeconfig, "--cluster-sync-timeout", "2",
+                                 "--audit-interval", "0"])
     # What reviews of gpu-pod-gaps said about disruption-budget, per phase: its annotation
     # ("not evaluated: ..."; none when a budget selects the pod) and whether it warned.
     seen = collections.OrderedDict()

@@ -1,5 +1,5 @@
 // PolicyReports from a report: one per namespace, one result per (object, check), the
-// golden YAML a reviewer reads (tests/fixtures/golden/policyreport/).
+// golden YAML a reviewer reads (tests/fixtures/policyreport/).
 #include "webhook/policy_report.h"
 
 #include <gtest/gtest.h>
@@ -120,8 +120,8 @@ TEST(PolicyReports, FindingsFailExemptionsSkipTheRestPass) {
 TEST(PolicyReports, MatchTheGoldenYaml) {
   const auto out = reports();
   ASSERT_EQ(out.size(), 2u);
-  expect_yaml_golden(out[0], "golden/policyreport/ml.yaml");
-  expect_yaml_golden(out[1], "golden/policyreport/research.yaml");
+  expect_yaml_golden(out[0], "policyreport/ml.yaml");
+  expect_yaml_golden(out[1], "policyreport/research.yaml");
 }
 
 TEST(PolicyReports, OpenReportsFlavourHasItsOwnGroupAndKind) {

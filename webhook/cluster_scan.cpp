@@ -314,6 +314,7 @@ struct Scan {
     if (view_error.empty()) {
       view_error = co_await list("/api/v1/nodes", [&](std::string_view body) { return view.add_nodes(body); });
     }
+    const std::size_t budgets = view.budgets(), nodes = view.nodes();  // build() moves them
     const auto snapshot = view.build();
     std::string unavailable;
     if (!view_error.empty()) unavailable = "cluster view not listed (" + view_error + ")";
@@ -332,7 +333,7 @@ struct Scan {
           co_await list(path, [&](std::string_view body) { return accumulator.add_page(target, body); });
       if (!error.empty()) accumulator.add_error(path, error);
     }
-    co_return accumulator.finish(view_error.empty() ? view.budgets() : 0, view_error.empty() ? view.nodes() : 0);
+    co_return accumulator.finish(view_error.empty() ? budgets : 0, view_error.empty() ? nodes : 0);
   }
 };
 

@@ -105,6 +105,7 @@ class ClusterViewBuilder {
   std::size_t budgets() const { return budgets_.size(); }
   std::size_t nodes() const { return nodes_.size(); }
   std::size_t bad() const { return bad_; }
+  // build: the snapshot; the builder is empty afterwards.
   std::shared_ptr<const ClusterSnapshot> build();
 
  private:

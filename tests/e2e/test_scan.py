@@ -132,8 +132,8 @@ class Scan(unittest.TestCase):
                          "the PDB selecting good-pod is seen")
         self.assertTrue(any(o[1] == "finding" for o in budget[("Pod", NS, "bare-gaps")]),
                         "a pod no PDB selects gets a disruption-budget finding, not 'not evaluated'")
-        self.assertEqual(scanned["podDisruptionBudgets"], 1)
-        self.assertEqual(scanned["nodes"], 2)
+        self.assertEqual(scanned["summary"]["podDisruptionBudgets"], 1)
+        self.assertEqual(scanned["summary"]["nodes"], 2)
 
     def test_a_workloads_pods_are_reported_under_it_once(self):
         _, scanned = scan_json("-n", NS)

@@ -1,0 +1,180 @@
+"""End to end for the background audit (issue 15): `serve --audit-interval` on a real
+kube-apiserver with the upstream PolicyReport CRDs (wgpolicyk8s.io/v1alpha2, from Kyverno's
+module through the Go module proxy) installed. Workloads with gaps appear in
+`kubectl get policyreports -A` with fail results; fixing one flips it to pass; deleting one
+removes its results, and a namespace left with nothing loses its report; of two replicas
+one writes, and the other takes over when the first stops. The metrics say the same.
+
+    python3 tests/e2e/test_audit.py BIN_DIR WEBHOOK_BINARY SOURCE_DIR
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from controlplane import ControlPlane  # noqa: E402
+from test_workloads import CRDS, crd, pytorchjob, template  # noqa: E402
+
+BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
+CP = None
+NS, GONE_NS, LEASE_NS = "e2e-audit", "e2e-audit-gone", "kubegap-system"
+LEASE = f"{LEASE_NS}/kubegap-webhook-audit"
+# Kyverno ships the wg-policy CRDs; this version's go.mod is served by the Go module proxy.
+KYVERNO = "github.com/kyverno/kyverno@v1.19.1"
+AUDIT_ARGS = ("--audit-interval", "2", "--audit-lease", LEASE)
+
+
+def policy_report_crds():
+    """The upstream wgpolicyk8s.io CRD files, from the module cache (downloaded once)."""
+    r = subprocess.run(["go", "mod", "download", "-json", KYVERNO], capture_output=True, text=True, timeout=600,
+                       cwd="/", env={**os.environ, "GOFLAGS": "-mod=mod"})
+    info = json.loads(r.stdout)
+    if "Dir" not in info:
+        raise RuntimeError(f"go mod download {KYVERNO}: {info.get('Error', r.stderr)}")
+    base = os.path.join(info["Dir"], "config", "crds", "policyreport")
+    return [os.path.join(base, f"wgpolicyk8s.io_{name}.yaml") for name in ("policyreports", "clusterpolicyreports")]
+
+
+def gpu_pod(name, good):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}},
+            "spec": template(good)["spec"]}
+
+
+def results(namespace):
+    """{(kind, name, policy): result} of our PolicyReport in `namespace` ({} when there is none)."""
+    r = CP.kubectl("get", "policyreports.wgpolicyk8s.io", "-n", namespace, "kubegap", "-o", "json", check=False)
+    if r.returncode != 0:
+        return {}
+    report = json.loads(r.stdout)
+    return {(res["resources"][0]["kind"], res["resources"][0]["name"], res["policy"]): res for res in report["results"]}
+
+
+def wait_for(what, predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
+
+
+def metrics(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            out[key] = float(value)
+    return out
+
+
+def start_second_replica():
+    """A second `serve` with the same audit flags, on ports of its own; its health port."""
+    name = "webhook-b"
+    CP._spawn(name, [WEBHOOK, "serve", "--tls-cert", os.path.join(CP.webhook_certs, "tls.crt"),
+                     "--tls-key", os.path.join(CP.webhook_certs, "tls.key"), "--listen", "127.0.0.1:0",
+                     "--health-listen", "127.0.0.1:0", "--log-format", "json", "--threads", "1",
+                     "--kubeconfig", CP.kubeconfig, *AUDIT_ARGS])
+
+    def serving():
+        for line in CP.process_log(name).splitlines():
+            entry = json.loads(line)
+            if entry.get("msg") == "serving":
+                return int(entry["health_listen"].rsplit(":", 1)[1])
+        return None
+
+    return wait_for("the second replica to serve", serving, 30)
+
+
+def setUpModule():
+    global CP
+    CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE)
+    CP.webhook_args = lambda: ("--kubeconfig", CP.kubeconfig, *AUDIT_ARGS)
+    CP.__enter__()
+    for path in policy_report_crds():
+        CP.kubectl("apply", "-f", path)
+    CP.kubectl("apply", "-f", "-", input=json.dumps(crd(*[c for c in CRDS if c[2] == "PyTorchJob"][0])))
+    for name in ("policyreports.wgpolicyk8s.io", "clusterpolicyreports.wgpolicyk8s.io", "pytorchjobs.kubeflow.org"):
+        CP.kubectl("wait", "--for=condition=Established", f"crd/{name}", "--timeout=60s")
+    for ns in (NS, GONE_NS, LEASE_NS):
+        CP.kubectl("create", "namespace", ns)
+
+
+def tearDownModule():
+    if CP is not None:
+        CP.stop()
+
+
+def apply(obj, namespace=NS):
+    CP.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(obj))
+
+
+class BackgroundAudit(unittest.TestCase):
+    # One story, in order: the replicas and reports carry over from step to step.
+    def test_reports_follow_the_cluster_and_one_replica_writes(self):
+        apply(pytorchjob("torch", good=False))
+        apply(gpu_pod("bare-gaps", good=False))
+        apply(gpu_pod("other", good=False), GONE_NS)
+
+        # Workloads with gaps appear with fail results, citing the cases.
+        got = wait_for("the PyTorchJob's results", lambda: results(NS).get(("PyTorchJob", "torch", "checkpoint-volume")))
+        self.assertEqual(got["result"], "fail")
+        self.assertEqual(got["source"], "kubegap")
+        self.assertIn("(case ", got["message"])
+        self.assertIn("bloom-176b-training-2022", got["properties"]["cases"])
+        self.assertEqual(results(NS)[("Pod", "bare-gaps", "zone-spread")]["result"], "fail")
+        listed = CP.kubectl("get", "policyreports", "-A").stdout
+        self.assertIn(NS, listed)
+        self.assertIn(GONE_NS, listed)
+
+        # Fixing the workload flips its results to pass.
+        apply(pytorchjob("torch", good=True))
+        wait_for("the fixed PyTorchJob to pass checkpoint-volume",
+                 lambda: results(NS).get(("PyTorchJob", "torch", "checkpoint-volume"), {}).get("result") == "pass")
+
+        # Deleting an object removes its results; a namespace with nothing left loses its report.
+        CP.kubectl("delete", "pod", "-n", NS, "bare-gaps", "--wait=false")
+        wait_for("bare-gaps' results to go", lambda: not any(k[1] == "bare-gaps" for k in results(NS)))
+        CP.kubectl("delete", "pod", "-n", GONE_NS, "other", "--wait=false")
+        wait_for("the emptied namespace's report to be deleted",
+                 lambda: CP.kubectl("get", "policyreports", "-n", GONE_NS, "-o", "name").stdout.strip() == "")
+
+        # The metrics of the leader.
+        first = metrics(CP.webhook_health_port)
+        self.assertEqual(first["kubegap_audit_leader"], 1)
+        self.assertGreaterEqual(first['kubegap_audit_runs_total{result="success"}'], 1)
+        self.assertGreater(first["kubegap_audit_objects_scanned"], 0)
+        self.assertGreater(first["kubegap_audit_last_run_timestamp_seconds"], 0)
+
+        # Two replicas: one writer. The second stays a follower while the first renews.
+        second_port = start_second_replica()
+        time.sleep(8)  # more than one renew period and several audit intervals
+        self.assertEqual(metrics(second_port)["kubegap_audit_leader"], 0)
+        self.assertEqual(metrics(CP.webhook_health_port)["kubegap_audit_leader"], 1)
+        second_runs = metrics(second_port)['kubegap_audit_runs_total{result="success"}']
+        self.assertEqual(second_runs, 0, "a follower does not scan")
+        holder = json.loads(CP.kubectl("get", "lease", "-n", LEASE_NS, "kubegap-webhook-audit", "-o", "json").stdout)
+        first_holder = holder["spec"]["holderIdentity"]
+
+        # The first stops (SIGTERM): it releases the Lease, the second takes over and writes.
+        self.assertEqual(CP.stop_webhook(), 0)
+        wait_for("the second replica to lead", lambda: metrics(second_port)["kubegap_audit_leader"] == 1, 30)
+        holder = json.loads(CP.kubectl("get", "lease", "-n", LEASE_NS, "kubegap-webhook-audit", "-o", "json").stdout)
+        self.assertNotEqual(holder["spec"]["holderIdentity"], first_holder)
+        apply(gpu_pod("after-handover", good=False))
+        wait_for("the new leader's report to list a new pod",
+                 lambda: results(NS).get(("Pod", "after-handover", "checkpoint-volume")))
+        self.assertRegex(CP.process_log("webhook"), re.compile("lease released"))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

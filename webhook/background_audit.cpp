@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <exception>
 #include <set>
@@ -324,10 +325,19 @@ void BackgroundAudit::run_once() {
     const CheckReport report = scan_cluster(endpoint_, options_.scan, *policy, &stats);
     summary.objects = report.objects.size();
     summary.findings = count_findings(report);
-    if (!report.errors.empty()) {
-      // Reports are written only from a whole scan: a resource that failed to list would
-      // otherwise drop its objects' results, and bring them back next run.
-      error = report.errors.front().text() + (report.errors.size() > 1 ? " (and more)" : "");
+    // Reports are written only from a whole scan: a resource that failed to list would
+    // otherwise drop its objects' results, and bring them back next run. A kind that RBAC
+    // forbids (403) stays forbidden, so leaving it out does not flap: logged, not fatal.
+    const auto transient = std::find_if(report.errors.begin(), report.errors.end(), [](const InputProblem& p) {
+      return p.message.find("HTTP 403") == std::string::npos;
+    });
+    for (const auto& e : report.errors) {
+      if (e.message.find("HTTP 403") != std::string::npos) {
+        log_event(spdlog::level::warn, "background audit: forbidden, left out", {{"resource", e.file}, {"error", e.message}});
+      }
+    }
+    if (transient != report.errors.end()) {
+      error = transient->text();
     } else if (options_.write_reports && leader()) {
       write_reports(report, stats);
     }

@@ -138,6 +138,7 @@ class Test1Rendered(unittest.TestCase):
                        ("ConfigMap", "kubegap-policy"), ("Deployment", "kubegap-webhook"),
                        ("PodDisruptionBudget", "kubegap-webhook"), ("Service", "kubegap-webhook"),
                        ("NetworkPolicy", "kubegap-webhook"),
+                       ("Role", "kubegap-webhook-audit"), ("RoleBinding", "kubegap-webhook-audit"),
                        ("ValidatingWebhookConfiguration", "kubegap-webhook")])
         self.assertEqual(got, want)
         cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration"}
@@ -151,25 +152,38 @@ class Test1Rendered(unittest.TestCase):
         self.assertEqual(labels.get("pod-security.kubernetes.io/enforce"), "restricted")
         note("Namespace kubegap-system enforces Pod Security 'restricted'")
 
-    def test_rbac_is_read_only_on_pdbs_and_nodes(self):
+    def test_rbac_reads_what_it_evaluates_and_writes_only_its_reports_and_lease(self):
         role = one("base", "ClusterRole")
-        rules = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"])))
-                       for r in role["rules"])
-        self.assertEqual(rules, [(("",), ("nodes",), ("get", "list", "watch")),
-                                 (("policy",), ("poddisruptionbudgets",), ("get", "list", "watch"))])
+        reads = sorted((tuple(r["apiGroups"]), tuple(r["resources"])) for r in role["rules"]
+                       if sorted(r["verbs"]) == ["get", "list", "watch"])
+        # The cluster view, and for the background audit every kind the webhook evaluates.
+        want = sorted([(("",), ("nodes",)), (("policy",), ("poddisruptionbudgets",))] +
+                      [(tuple(r["apiGroups"]), tuple(r["resources"])) for r in WEBHOOK_RULES])
+        self.assertEqual(reads, want)
+        writes = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"])))
+                        for r in role["rules"] if sorted(r["verbs"]) != ["get", "list", "watch"])
+        report_verbs = ("create", "delete", "get", "list", "update")
+        self.assertEqual(writes, [(("openreports.io",), ("reports", "clusterreports"), report_verbs),
+                                  (("wgpolicyk8s.io",), ("policyreports", "clusterpolicyreports"), report_verbs)])
         for r in role["rules"]:
             self.assertNotIn("resourceNames", r)
             self.assertNotIn("nonResourceURLs", r)
-        self.assertFalse(objects("base", "Role") or objects("base", "RoleBinding"), "no namespaced RBAC")
-        binding = one("base", "ClusterRoleBinding")
-        self.assertEqual(binding["roleRef"], {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                              "name": "kubegap-webhook"})
-        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "kubegap-webhook",
-                                                "namespace": NS}])
+            self.assertNotIn("*", r["verbs"] + r["resources"] + r["apiGroups"])
+        lease_role = one("base", "Role")
+        self.assertEqual(lease_role["metadata"]["namespace"], NS)
+        self.assertEqual(lease_role["rules"], [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                                                "verbs": ["get", "create", "update"]}])
+        for kind, ref in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+            binding = one("base", kind)
+            self.assertEqual(binding["roleRef"]["kind"], ref)
+            self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "kubegap-webhook",
+                                                    "namespace": NS}])
         pod = one("base", "Deployment")["spec"]["template"]["spec"]
         self.assertEqual(pod["serviceAccountName"], "kubegap-webhook")
-        note("ClusterRole: exactly get/list/watch on policy/poddisruptionbudgets and core/nodes; "
-             "bound to the Deployment's ServiceAccount only")
+        env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in pod["containers"][0]["env"]}
+        self.assertEqual(env, {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"})
+        note("ClusterRole: get/list/watch on PDBs, Nodes and the webhook rules' kinds; get/list/create/"
+             "update/delete on its report kinds only; Role: its Lease in its own namespace")
 
     def test_policy_configmap_excludes_system_namespaces_and_loads(self):
         cm = one("base", "ConfigMap", "kubegap-policy")
@@ -571,17 +585,25 @@ class Test2AgainstTheApiServer(unittest.TestCase):
         # RBAC, asked of the real authorizer as the webhook's service account.
         allowed = {("get", "nodes"), ("list", "nodes"), ("watch", "nodes"),
                    ("get", "poddisruptionbudgets.policy"), ("list", "poddisruptionbudgets.policy"),
-                   ("watch", "poddisruptionbudgets.policy")}
+                   ("watch", "poddisruptionbudgets.policy"), ("list", "pods"), ("list", "jobs.batch"),
+                   ("list", "deployments.apps")}
+        # (The report kinds' rules are checked in the rendered base: kubectl cannot ask
+        # about a kind whose CRD is not installed here.)
         denied = {("create", "nodes"), ("patch", "nodes"), ("delete", "poddisruptionbudgets.policy"),
-                  ("get", "secrets"), ("list", "secrets"), ("list", "pods"), ("create", "pods"),
+                  ("get", "secrets"), ("list", "secrets"), ("create", "pods"), ("delete", "pods"),
                   ("get", "configmaps"), ("update", "validatingwebhookconfigurations"),
-                  ("create", "pods/eviction")}
+                  ("create", "pods/eviction"), ("update", "jobs.batch")}
         for verb, resource in sorted(allowed | denied):
             r = CP.kubectl("auth", "can-i", verb, resource, "-A", "--as", SA_USER, check=False)
             self.assertEqual(r.stdout.strip(), "yes" if (verb, resource) in allowed else "no",
                              f"can-i {verb} {resource}: {r.stdout} {r.stderr}")
-        note(f"kubectl auth can-i as {SA_USER}: yes for get/list/watch nodes and PDBs; "
-             f"no for {len(denied)} other verbs/resources (secrets, pods, writes)")
+        # The Lease: in its own namespace only.
+        for namespace, want in ((NS, "yes"), ("default", "no")):
+            r = CP.kubectl("auth", "can-i", "update", "leases.coordination.k8s.io", "-n", namespace,
+                           "--as", SA_USER, check=False)
+            self.assertEqual(r.stdout.strip(), want, f"can-i update leases -n {namespace}: {r.stdout}")
+        note(f"kubectl auth can-i as {SA_USER}: yes for reads of what it evaluates, its reports and "
+             f"its Lease in {NS}; no for {len(denied)} other verbs/resources (secrets, writes)")
 
         # No pod serves the Service: every call fails, and is ignored.
         CP.kubectl("create", "namespace", "fail-open", check=False)

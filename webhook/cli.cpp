@@ -432,6 +432,7 @@ int serve(const std::vector<std::string>& args) {
     throw UsageError{"flag --log-level: expected trace, debug, info, warn, error or off, got \"" + level + "\""};
   }
 
+  const AuditOptions audit_options = audit_options_from(flags);  // usage errors before any file is read
   verify_case_citations();
   const auto policy_file = flags.get("policy");
   PolicyStore policies(policy_file ? load_policy_file(*policy_file) : default_policy());
@@ -450,7 +451,6 @@ int serve(const std::vector<std::string>& args) {
   // (--kubeconfig, or in a pod), else none ("not evaluated", never a guess).
   std::unique_ptr<ClusterView> cluster;
   ClusterWatcher* watcher = nullptr;
-  const AuditOptions audit_options = audit_options_from(flags);
   std::unique_ptr<BackgroundAudit> audit;
   std::string cluster_source = "none";
   if (const auto state_file = flags.get("cluster-state")) {

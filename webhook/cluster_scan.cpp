@@ -333,6 +333,9 @@ struct Scan {
           co_await list(path, [&](std::string_view body) { return accumulator.add_page(target, body); });
       if (!error.empty()) accumulator.add_error(path, error);
     }
+    accumulator.add_note("listed " + std::to_string(stats.objects_listed) + " object(s) in " +
+                         std::to_string(stats.requests) + " API request(s), " + std::to_string(options.page_size) +
+                         " a page");
     co_return accumulator.finish(view_error.empty() ? budgets : 0, view_error.empty() ? nodes : 0);
   }
 };

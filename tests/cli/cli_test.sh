@@ -29,6 +29,14 @@ expect 0 "Usage" "--help" -- --help
 expect 0 "Usage: kubegap-webhook serve" "serve --help" -- serve --help
 expect 0 "Usage: kubegap-webhook cases" "cases --help" -- cases --help
 expect 0 "Usage: kubegap-webhook version" "version --help" -- version --help
+expect 0 "Usage: kubegap-webhook scan" "scan --help" -- scan --help
+expect 2 'flag --output: expected text, json or sarif, got "yaml"' "scan -o yaml exits 2" -- scan -o yaml
+expect 2 "kubegap-webhook scan: .*nowhere.kubeconfig" "scan with a missing kubeconfig names it, exit 2" \
+  -- scan --kubeconfig "$tmp/nowhere.kubeconfig"
+expect 2 'flag --audit-reports: expected wgpolicyk8s, openreports or none, got "yes"' "serve --audit-reports yes exits 2" \
+  -- serve --tls-cert c --tls-key k --audit-reports yes
+expect 2 'flag --audit-lease: expected NAMESPACE/NAME, got "oops"' "serve --audit-lease without a slash exits 2" \
+  -- serve --tls-cert c --tls-key k --audit-lease oops
 expect 0 "^kubegap-webhook [0-9]+\.[0-9]+\.[0-9]+" "version prints the version" -- version
 expect 2 "unknown flag --bogus" "unknown flag exits 2" -- serve --bogus x
 expect 2 "flag --tls-cert is required" "serve without --tls-cert exits 2" -- serve --tls-key k

@@ -30,14 +30,22 @@ KYVERNO = "github.com/kyverno/kyverno@v1.19.1"
 AUDIT_ARGS = ("--audit-interval", "2", "--audit-lease", LEASE)
 
 
-def policy_report_crds():
-    """The upstream wgpolicyk8s.io CRD files, from the module cache (downloaded once)."""
-    r = subprocess.run(["go", "mod", "download", "-json", KYVERNO], capture_output=True, text=True, timeout=600,
+OPENREPORTS = "github.com/openreports/reports-api@v0.2.1"
+
+
+def module_dir(module):
+    """A module's files in Go's module cache (downloaded through the proxy once)."""
+    r = subprocess.run(["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=600,
                        cwd="/", env={**os.environ, "GOFLAGS": "-mod=mod"})
     info = json.loads(r.stdout)
     if "Dir" not in info:
-        raise RuntimeError(f"go mod download {KYVERNO}: {info.get('Error', r.stderr)}")
-    base = os.path.join(info["Dir"], "config", "crds", "policyreport")
+        raise RuntimeError(f"go mod download {module}: {info.get('Error', r.stderr)}")
+    return info["Dir"]
+
+
+def policy_report_crds():
+    """The upstream wgpolicyk8s.io CRD files, from the module cache."""
+    base = os.path.join(module_dir(KYVERNO), "config", "crds", "policyreport")
     return [os.path.join(base, f"wgpolicyk8s.io_{name}.yaml") for name in ("policyreports", "clusterpolicyreports")]
 
 
@@ -77,13 +85,12 @@ def metrics(port):
     return out
 
 
-def start_second_replica():
-    """A second `serve` with the same audit flags, on ports of its own; its health port."""
-    name = "webhook-b"
+def start_second_replica(name="webhook-b", audit_args=AUDIT_ARGS):
+    """Another `serve` with the given audit flags, on ports of its own; its health port."""
     CP._spawn(name, [WEBHOOK, "serve", "--tls-cert", os.path.join(CP.webhook_certs, "tls.crt"),
                      "--tls-key", os.path.join(CP.webhook_certs, "tls.key"), "--listen", "127.0.0.1:0",
                      "--health-listen", "127.0.0.1:0", "--log-format", "json", "--threads", "1",
-                     "--kubeconfig", CP.kubeconfig, *AUDIT_ARGS])
+                     "--kubeconfig", CP.kubeconfig, *audit_args])
 
     def serving():
         for line in CP.process_log(name).splitlines():
@@ -174,6 +181,27 @@ class BackgroundAudit(unittest.TestCase):
         wait_for("the new leader's report to list a new pod",
                  lambda: results(NS).get(("Pod", "after-handover", "checkpoint-volume")))
         self.assertRegex(CP.process_log("webhook"), re.compile("lease released"))
+
+    def test_z_openreports_flavour(self):
+        # The successor API (openreports.io/v1alpha1 Report), by flag, with its upstream CRD.
+        base = os.path.join(module_dir(OPENREPORTS), "config", "crd")
+        for name in ("reports", "clusterreports"):
+            CP.kubectl("apply", "-f", os.path.join(base, f"openreports.io_{name}.yaml"))
+            CP.kubectl("wait", "--for=condition=Established", f"crd/{name}.openreports.io", "--timeout=60s")
+        apply(gpu_pod("open-gaps", good=False))
+        start_second_replica("webhook-open", ("--audit-interval", "2", "--audit-reports", "openreports",
+                                              "--audit-lease", f"{LEASE_NS}/kubegap-openreports"))
+
+        def report():
+            r = CP.kubectl("get", "reports.openreports.io", "-n", NS, "kubegap", "-o", "json", check=False)
+            return json.loads(r.stdout) if r.returncode == 0 else None
+
+        got = wait_for("an openreports.io Report", lambda: (lambda rep: rep if rep and any(
+            x["resources"][0]["name"] == "open-gaps" for x in rep["results"]) else None)(report()))
+        self.assertEqual(got["kind"], "Report")
+        self.assertEqual(got["source"], "kubegap")
+        fails = [x for x in got["results"] if x["resources"][0]["name"] == "open-gaps" and x["result"] == "fail"]
+        self.assertTrue(fails, got["results"][:3])
 
 
 if __name__ == "__main__":

@@ -600,6 +600,26 @@ bool use_colour(const std::string& mode) {
   return ::isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
 }
 
+// report_format: --output for check and scan.
+std::string report_format(const FlagParser& flags) {
+  std::string output = flags.get_or("output", "text");
+  if (output != "text" && output != "json" && output != "sarif") {
+    throw UsageError{"flag --output: expected text, json or sarif, got \"" + output + "\""};
+  }
+  return output;
+}
+
+// emit_report: the report on stdout, then every input error on stderr; the exit code
+// (input errors win over findings).
+int emit_report(const CheckReport& report, const std::string& output, const TextOptions& text, const char* command,
+                bool fail_on_findings) {
+  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, text));
+  std::cout.flush();
+  for (const auto& e : report.errors) std::cerr << "kubegap-webhook " << command << ": " << e.text() << "\n";
+  if (!report.errors.empty()) return kExitUsage;
+  return fail_on_findings && report.finding_count() > 0 ? kExitError : kExitOk;
+}
+
 int check(const std::vector<std::string>& args) {
   // Flags without a value; every other "--flag" takes the next argument (or =value).
   const std::vector<std::string> switches = {"--fail-on-findings", "--explain", "--show-skipped", "--help", "-h"};
@@ -633,10 +653,7 @@ int check(const std::vector<std::string>& args) {
   text.show_skipped = has("--show-skipped");
   text.colour = use_colour(flags.get_or("color", "auto"));
   const bool fail_on_findings = has("--fail-on-findings");
-  const std::string output = flags.get_or("output", "text");
-  if (output != "text" && output != "json" && output != "sarif") {
-    throw UsageError{"flag --output: expected text, json or sarif, got \"" + output + "\""};
-  }
+  const std::string output = report_format(flags);
   if (paths.empty()) throw UsageError{"check needs at least one PATH (a file, a directory, or - for stdin)"};
   const auto policy_file = flags.get("policy");
   CheckReport report;
@@ -648,11 +665,7 @@ int check(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   // The report first, whatever could not be read: then every input error, and exit 2.
-  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, text));
-  std::cout.flush();
-  for (const auto& e : report.errors) std::cerr << "kubegap-webhook check: " << e.text() << "\n";
-  if (!report.errors.empty()) return kExitUsage;
-  return fail_on_findings && report.finding_count() > 0 ? kExitError : kExitOk;
+  return emit_report(report, output, text, "check", fail_on_findings);
 }
 
 // scan_endpoint: --kubeconfig, else the pod's service account, else $KUBECONFIG's first
@@ -687,10 +700,7 @@ int scan(const std::vector<std::string>& args) {
   TextOptions text;
   text.explain = has("--explain");
   text.colour = use_colour(flags.get_or("color", "auto"));
-  const std::string output = flags.get_or("output", "text");
-  if (output != "text" && output != "json" && output != "sarif") {
-    throw UsageError{"flag --output: expected text, json or sarif, got \"" + output + "\""};
-  }
+  const std::string output = report_format(flags);
   ScanOptions options;
   options.namespace_name = flags.get_or("namespace", "");
   options.page_size = static_cast<std::size_t>(flags.integer("page-size", 250, 1, 10000));
@@ -704,12 +714,7 @@ int scan(const std::vector<std::string>& args) {
     std::cerr << "kubegap-webhook scan: " << e.what() << "\n";
     return kExitUsage;
   }
-  const CheckReport report = scan_cluster(endpoint, options, policy);
-  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, text));
-  std::cout.flush();
-  for (const auto& e : report.errors) std::cerr << "kubegap-webhook scan: " << e.text() << "\n";
-  if (!report.errors.empty()) return kExitUsage;
-  return has("--fail-on-findings") && report.finding_count() > 0 ? kExitError : kExitOk;
+  return emit_report(scan_cluster(endpoint, options, policy), output, text, "scan", has("--fail-on-findings"));
 }
 
 int cases(const std::vector<std::string>& args) {

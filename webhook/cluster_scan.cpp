@@ -200,28 +200,32 @@ CheckReport ScanAccumulator::finish(std::size_t budgets, std::size_t nodes) {
   return out;
 }
 
-std::optional<ListPage> ClusterViewBuilder::add_budgets(std::string_view json) {
+namespace {
+
+// add_decoded: a list page's items through `decode` into `out`; an item that does not
+// decode is counted in `bad`.
+template <typename T, typename Decode>
+std::optional<ListPage> add_decoded(std::string_view json, const char* kind, Decode decode, std::vector<T>& out,
+                                    std::size_t& bad) {
   return decode_page(json, [&](const rapidjson::Value& item) {
     JsonReader reader;
-    DisruptionBudget budget = decode_budget_object(reader, item, JsonPath{nullptr, "PodDisruptionBudget"});
+    T value = decode(reader, item, JsonPath{nullptr, kind});
     if (reader.ok()) {
-      budgets_.push_back(std::move(budget));
+      out.push_back(std::move(value));
     } else {
-      ++bad_;
+      ++bad;
     }
   });
 }
 
+}  // namespace
+
+std::optional<ListPage> ClusterViewBuilder::add_budgets(std::string_view json) {
+  return add_decoded(json, "PodDisruptionBudget", decode_budget_object, budgets_, bad_);
+}
+
 std::optional<ListPage> ClusterViewBuilder::add_nodes(std::string_view json) {
-  return decode_page(json, [&](const rapidjson::Value& item) {
-    JsonReader reader;
-    NodeInfo node = decode_node_object(reader, item, JsonPath{nullptr, "Node"});
-    if (reader.ok()) {
-      nodes_.push_back(std::move(node));
-    } else {
-      ++bad_;
-    }
-  });
+  return add_decoded(json, "Node", decode_node_object, nodes_, bad_);
 }
 
 std::shared_ptr<const ClusterSnapshot> ClusterViewBuilder::build() {

@@ -32,6 +32,7 @@
 #include "webhook/background_audit.h"
 #include "webhook/cluster_scan.h"
 #include "webhook/offline_check.h"
+#include "webhook/vap_export.h"
 #include "webhook/policy_loader.h"
 #include "webhook/server.h"
 #include "webhook/reloaders.h"
@@ -54,6 +55,7 @@ Usage:
   kubegap-webhook serve --tls-cert FILE --tls-key FILE [flags]   serve the webhook
   kubegap-webhook check [flags] PATH...                           check manifests offline
   kubegap-webhook scan [flags]                                    check what runs in a cluster
+  kubegap-webhook export vap [--policy FILE] [--checks LIST]      the checks as ValidatingAdmissionPolicies
   kubegap-webhook cases [ID] [--output text|json]                 the cases behind each check
   kubegap-webhook completion bash|zsh                             shell completion script
   kubegap-webhook version                                         print the version
@@ -167,6 +169,21 @@ json/sarif outputs; the rest is still scanned. Exit codes as check: 0, 1 finding
 --fail-on-findings, 2 usage errors or resources that could not be listed.
 )";
 
+constexpr const char* kExportHelp = R"(Usage: kubegap-webhook export vap [--policy FILE] [--checks LIST]
+
+Prints (YAML, ready for kubectl apply -f -) ValidatingAdmissionPolicies and their
+bindings (admissionregistration.k8s.io/v1, validationActions [Warn, Audit],
+failurePolicy Ignore) that run the spec-only checks in the API server itself, in CEL,
+without the webhook: one policy per kind of the workload table, generated from the
+policy in force. Today: zone-spread (without the cluster view) and
+gpu-health-tolerations; the README's "Webhook or ValidatingAdmissionPolicy?" says what
+differs from the webhook.
+
+Flags:
+  -p, --policy FILE   policy YAML overriding the built-in defaults
+  --checks LIST       comma-separated check ids (default: every check with a CEL form)
+)";
+
 constexpr const char* kCompletionHelp = R"(Usage: kubegap-webhook completion bash|zsh
 
 Prints a shell completion script (commands, flags, their values, case and check ids).
@@ -235,6 +252,11 @@ std::vector<CompletionCommand> command_table() {
         {"--fail-on-findings", "", "exit 1 when there is a finding", V::kNone, {}},
         {"--explain", "", "the class of each part and why", V::kNone, {}}},
        {},
+       false},
+      {"export", "the checks in another form",
+       {{"--policy", "-p", "policy YAML", V::kFile, {}},
+        {"--checks", "", "comma-separated check ids", V::kAny, {}}},
+       {"vap"},
        false},
       {"cases", "the cases behind each check",
        {{"--output", "-o", "format", V::kWords, {"text", "json"}}},
@@ -717,6 +739,44 @@ int scan(const std::vector<std::string>& args) {
   return emit_report(scan_cluster(endpoint, options, policy), output, text, "scan", has("--fail-on-findings"));
 }
 
+int export_command(const std::vector<std::string>& args) {
+  std::vector<std::string> rest = args;
+  const bool help = std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
+                    std::find(rest.begin(), rest.end(), "-h") != rest.end();
+  if (help) {
+    std::cout << kExportHelp;
+    return kExitOk;
+  }
+  if (rest.empty() || rest.front() != "vap") {
+    throw UsageError{"export needs a form: vap (export vap [--policy FILE] [--checks LIST])"};
+  }
+  rest.erase(rest.begin());
+  const FlagParser flags(rest, known_flags("export"));
+  std::vector<std::string> checks = kVapChecks;
+  if (const auto list = flags.get("checks")) {
+    checks.clear();
+    std::string item;
+    for (std::size_t at = 0; at <= list->size(); ++at) {
+      if (at == list->size() || (*list)[at] == ',') {
+        if (!item.empty()) checks.push_back(item);
+        item.clear();
+      } else if ((*list)[at] != ' ') {
+        item += (*list)[at];
+      }
+    }
+    if (checks.empty()) throw UsageError{"flag --checks: no check ids in \"" + *list + "\""};
+  }
+  const auto policy_file = flags.get("policy");
+  try {
+    const Policy policy = policy_file ? load_policy_file(*policy_file) : default_policy();
+    std::cout << export_vap(policy, checks);
+  } catch (const ConfigError& e) {
+    std::cerr << "kubegap-webhook export: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
 int cases(const std::vector<std::string>& args) {
   // `cases [ID]`: an optional case or check id before the flags.
   std::string id;
@@ -811,6 +871,7 @@ int run_cli(const std::vector<std::string>& args) {
     if (command == "cases") return cases(rest);
     if (command == "check") return check(rest);
     if (command == "scan") return scan(rest);
+    if (command == "export") return export_command(rest);
     if (command == "completion") return completion(rest);
     if (command == "version" || command == "--version") return version(rest);
     throw UsageError{"unknown command \"" + command + "\""};

@@ -125,13 +125,15 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       labels.push_back(present + " ? [" + part_label(location.part, "''") + "] : []");
       continue;
     }
-    const std::string var = "t" + std::to_string(n++);
+    std::string var = "t";  // (built in steps: GCC 12 misreads "t" + to_string(...) under -Wrestrict)
+    var += std::to_string(n++);
     std::string tip;
     if (iterator->field == "*") {
       // base is the map; `k` its keys.
       const std::string element = base + "[k]";
       const std::string inner = has_chain(element, after, &tip);
-      out.push_back({var, "(" + reach + ") ? " + base + ".filter(k, " + inner + " && has(" + tip + ".spec)) : []"});
+      // Sorted: a map's keys come in no fixed order (the webhook's follow the document).
+      out.push_back({var, "(" + reach + ") ? " + base + ".filter(k, " + inner + " && has(" + tip + ".spec)).sort() : []"});
       specs.push_back("variables." + var + ".map(k, " + tip + ".spec)");
       metas.push_back("variables." + var + ".map(k, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(k, " + part_label(location.part, "k") + ")");

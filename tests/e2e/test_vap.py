@@ -1,0 +1,188 @@
+"""End to end for `export vap` (issue 16): the exported ValidatingAdmissionPolicies on a real
+kube-apiserver say what the webhook says. Every workload and review fixture is applied with
+--dry-run=server twice: first with the webhook registered (no VAP), then with the VAPs
+applied and the webhook unregistered. For each exported check the warnings must be equal
+(the VAP's carry the API server's "Validation failed for ValidatingAdmissionPolicy ..."
+prefix, which is taken off), except for the differences README.md lists under "Webhook or
+ValidatingAdmissionPolicy?", which are asserted here to be exactly those. The audit
+annotations of created pods are compared the same way. The policies pass the API
+server's CEL cost estimation (applying them succeeds without a warning).
+
+    python3 tests/e2e/test_vap.py BIN_DIR WEBHOOK_BINARY SOURCE_DIR
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from controlplane import ControlPlane, WEBHOOK_NAME  # noqa: E402
+
+BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
+CP = None
+NS = "e2e-vap"
+CHECKS = ("zone-spread", "gpu-health-tolerations")
+WARNING = re.compile(r"^Warning: (?:Validation failed for ValidatingAdmissionPolicy '[^']+' with binding '[^']+': )?"
+                     r"kubegap/([a-z-]+): (.*)$", re.M)
+# What the VAP says differently, by fixture, and why (README: "Webhook or
+# ValidatingAdmissionPolicy?"). Anything else that differs fails the test.
+KNOWN = {
+    # The webhook judges a DaemonSet-owned pod as its DaemonSet (ownerReferences):
+    # the controller adds the untimed tolerations, not the user. The VAP has no
+    # owner-aware rows.
+    "daemonset-pod.yaml": "owner-aware classes",
+    "replicaset-pod.yaml": "owner-aware classes",
+    # DRA claims make a pod an accelerator pod for the webhook (it resolves their device
+    # classes); the VAP sees only extended resources.
+    "dra-pod.yaml": "DRA claims",
+}
+
+
+def fixture_files():
+    base = os.path.join(SOURCE, "tests", "fixtures", "workloads")
+    return sorted(os.path.join(base, f) for f in os.listdir(base) if f.endswith(".yaml"))
+
+
+def crds_for(files):
+    """Minimal CRDs (preserve-unknown-fields) for every non-built-in kind in the fixtures."""
+    builtin = {"", "v1", "apps", "batch", "policy"}
+    seen = {}
+    for path in files:
+        # Top-level apiVersion and kind of each document (no YAML library here).
+        with open(path) as f:
+            text = f.read()
+        for doc in re.split(r"^---.*$", text, flags=re.M):
+            api = re.search(r"^apiVersion:\s*(\S+)", doc, re.M)
+            kind = re.search(r"^kind:\s*(\S+)", doc, re.M)
+            if not api or not kind:
+                continue
+            group, _, version = api.group(1).rpartition("/")
+            if group in builtin or not group:
+                continue
+            seen.setdefault((group, kind.group(1)), set()).add(version)
+    out = []
+    for (group, kind), versions in sorted(seen.items()):
+        plural = kind.lower() + "s"
+        scope = "Cluster" if kind.startswith("Cluster") else "Namespaced"
+        out.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": f"{plural}.{group}"},
+                    "spec": {"group": group, "scope": scope,
+                             "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
+                                       "listKind": kind + "List"},
+                             "versions": [{"name": v, "served": True, "storage": i == 0,
+                                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                                          "x-kubernetes-preserve-unknown-fields": True}}}
+                                          for i, v in enumerate(sorted(versions))]}})
+    return out
+
+
+def warnings(path):
+    """{check: sorted messages} of the exported checks, from a server dry run of `path`."""
+    # create, not apply: a fixture with generateName cannot be applied.
+    r = CP.kubectl("create", "--dry-run=server", "-f", path, check=False)
+    if r.returncode != 0:
+        raise AssertionError(f"{os.path.basename(path)}: kubectl create: {r.stderr.strip()[-500:]}")
+    got = {}
+    for check, message in WARNING.findall(r.stderr):
+        if check in CHECKS:
+            got.setdefault(check, []).append(message)
+    return {k: sorted(v) for k, v in got.items()}, r
+
+
+def setUpModule():
+    global CP
+    CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
+    files = fixture_files()
+    CP.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds_for(files)}))
+    CP.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    # The fixtures name their namespaces (ml-research, ...): create them all.
+    namespaces = {NS}
+    for path in files:
+        with open(path) as f:
+            namespaces |= set(re.findall(r"^  namespace:\s*(\S+)", f.read(), re.M))
+    for ns in sorted(namespaces - {"kube-system", "default"}):
+        CP.kubectl("create", "namespace", ns)
+
+
+def tearDownModule():
+    if CP is not None:
+        CP.stop()
+
+
+class VapMatchesTheWebhook(unittest.TestCase):
+    def test_warnings_and_annotations_match_except_the_documented_differences(self):
+        files = fixture_files()
+        by_webhook = {os.path.basename(f): warnings(f)[0] for f in files}
+        self.assertTrue(any(by_webhook.values()), "the webhook warned about some fixture")
+        webhook_pods = self.create_pods("w")
+
+        # Now the VAPs, and no webhook.
+        CP.kubectl("delete", "validatingwebhookconfiguration", "kubegap-webhook")
+        exported = subprocess.run([WEBHOOK, "export", "vap"], capture_output=True, text=True, check=True).stdout
+        applied = CP.kubectl("apply", "-f", "-", input=exported)
+        self.assertNotIn("Warning", applied.stderr, "no cost or type warning on apply")
+        self.assertNotIn("exceed", applied.stderr)
+        probe = os.path.join(SOURCE, "tests", "fixtures", "workloads", "job.yaml")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not warnings(probe)[0]:
+            time.sleep(0.5)  # the API server picks the policies up through an informer
+        by_vap = {os.path.basename(f): warnings(f)[0] for f in files}
+        vap_pods = self.create_pods("v")
+
+        differ = {}
+        for name in sorted(by_webhook):
+            if by_webhook[name] != by_vap[name]:
+                differ[name] = (by_webhook[name], by_vap[name])
+                print(f"DIFF {name}:\n  webhook: {by_webhook[name]}\n  vap:     {by_vap[name]}", flush=True)
+        same = [n for n in by_webhook if n not in differ and by_webhook[n]]
+        print(f"{len(same)} fixtures with warnings say the same; {len(differ)} differ: {sorted(differ)}", flush=True)
+        self.assertEqual(sorted(differ), sorted(k for k in KNOWN if k in by_webhook),
+                         "only the documented differences")
+
+        # Audit annotations of the same pods: <webhook-name>/<check> and <policy>/<check>.
+        for pods in (webhook_pods, vap_pods):
+            self.assertEqual(set(pods["gpu-pod-gaps.json"]), set(CHECKS), pods["gpu-pod-gaps.json"])
+        for name, webhook_annotations in webhook_pods.items():
+            vap_annotations = vap_pods[name]
+            self.assertEqual(vap_annotations, webhook_annotations, f"{name}: audit annotations")
+
+    def create_pods(self, suffix):
+        """Creates each review fixture's Pod (valid ones) as <name>-<suffix>: {fixture: {check: annotation}}."""
+        base = os.path.join(SOURCE, "tests", "fixtures", "reviews")
+        out = {}
+        for f in sorted(os.listdir(base)):
+            with open(os.path.join(base, f)) as text:
+                review = json.load(text)
+            obj = (review.get("request") or {}).get("object")
+            if not isinstance(obj, dict) or obj.get("kind") != "Pod" or review["request"].get("operation") != "CREATE":
+                continue
+            if review["request"].get("namespace") == "kube-system":
+                continue
+            meta = obj.setdefault("metadata", {})
+            meta.pop("namespace", None)
+            meta.pop("generateName", None)
+            meta["name"] = f[:-5][:50] + "-" + suffix
+            r = CP.kubectl("create", "-n", NS, "-f", "-", input=json.dumps(obj), check=False)
+            if r.returncode != 0:
+                continue  # the malformed fixtures: the API server refuses them
+            out[f] = meta["name"]
+        time.sleep(1)
+        annotations = {}
+        for f, name in out.items():
+            events = CP.pod_create_events(NS, name)
+            got = {}
+            for e in events:
+                for k, v in e.get("annotations", {}).items():
+                    prefix, _, key = k.partition("/")
+                    if key in CHECKS and (prefix == WEBHOOK_NAME or prefix.startswith("kubegap-")):
+                        got[key] = v
+            annotations[f] = got
+        return annotations
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

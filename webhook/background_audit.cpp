@@ -226,7 +226,10 @@ bool BackgroundAudit::sleep_for(std::chrono::steady_clock::duration d) {
 void BackgroundAudit::lease_loop() {
   const std::string collection = "/apis/coordination.k8s.io/v1/namespaces/" + url_encode(options_.lease_namespace) + "/leases";
   const std::string item = collection + "/" + url_encode(options_.lease_name);
-  std::optional<std::chrono::steady_clock::time_point> renewed;
+  // When the Lease was last written by us; `renewed_ever` false before the first time.
+  // (Not an optional: GCC 12 at -O1 warns that one may be read uninitialised.)
+  std::chrono::steady_clock::time_point renewed{};
+  bool renewed_ever = false;
   std::string last_error;
   do {
     const auto now = std::chrono::steady_clock::now();
@@ -250,18 +253,19 @@ void BackgroundAudit::lease_loop() {
                 : blocking_send(endpoint_, http_verb::put, item, lease_body(options_.lease_name, options_.lease_namespace, next));
         if (wrote.error.empty() && (wrote.status == 200 || wrote.status == 201)) {
           renewed = now;
+          renewed_ever = true;
           std::lock_guard lock(mutex_);
           held_ = parse_lease(wrote.body);
         } else if (wrote.status != 409) {  // 409: another replica wrote first; not an error
           error = "writing the Lease: " + describe(wrote);
         }
       } else {
-        renewed.reset();
+        renewed_ever = false;
       }
     }
     // Leader while the last renewal is younger than the lease: a replica cut off from the
     // API server stops writing before another may take over.
-    const bool lead = renewed && now - *renewed < options_.lease_duration;
+    const bool lead = renewed_ever && now - renewed < options_.lease_duration;
     bool changed = false;
     {
       std::lock_guard lock(mutex_);
@@ -302,15 +306,17 @@ void BackgroundAudit::lease_loop() {
 }
 
 void BackgroundAudit::audit_loop() {
-  std::optional<std::chrono::steady_clock::time_point> last_run;
+  std::chrono::steady_clock::time_point last_run{};
+  bool ran = false;  // since becoming leader
   while (sleep_for(std::chrono::seconds(1))) {
     if (!leader()) {
-      last_run.reset();  // a replica that takes over runs at once
+      ran = false;  // a replica that takes over runs at once
       continue;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (last_run && now - *last_run < options_.interval) continue;
+    if (ran && now - last_run < options_.interval) continue;
     last_run = now;
+    ran = true;
     run_once();
   }
 }

@@ -175,9 +175,9 @@ Prints (YAML, ready for kubectl apply -f -) ValidatingAdmissionPolicies and thei
 bindings (admissionregistration.k8s.io/v1, validationActions [Warn, Audit],
 failurePolicy Ignore) that run the spec-only checks in the API server itself, in CEL,
 without the webhook: one policy per kind of the workload table, generated from the
-policy in force. Today: zone-spread (without the cluster view) and
-gpu-health-tolerations; the README's "Webhook or ValidatingAdmissionPolicy?" says what
-differs from the webhook.
+policy in force: checkpoint-volume, zone-spread (without the cluster view) and
+gpu-health-tolerations; disruption-budget needs the cluster's PDBs. The README's
+"Webhook or ValidatingAdmissionPolicy?" says what differs from the webhook.
 
 Flags:
   -p, --policy FILE   policy YAML overriding the built-in defaults

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <sstream>
 
 #include <rapidjson/document.h>
@@ -17,6 +18,11 @@ namespace kubegap {
 namespace {
 
 // --- CEL text --------------------------------------------------------------------------
+
+std::string lower(std::string text) {
+  for (auto& c : text) c = ascii_lower(c);
+  return text;
+}
 
 // quote: a CEL string literal.
 std::string quote(std::string_view text) {
@@ -85,7 +91,7 @@ struct Variable {
 // three lists are in one order.
 std::vector<Variable> part_variables(const WorkloadKind& row) {
   std::vector<Variable> out;
-  std::vector<std::string> specs, metas, labels;
+  std::vector<std::string> specs, metas, labels, keys;
   int n = 0;
   for (const auto& location : row.templates) {
     if (const std::string problem = validate_template_path(location.path); !problem.empty()) {
@@ -123,6 +129,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       specs.push_back(present + " ? [" + base + ".spec] : []");
       metas.push_back(present + " ? [has(" + base + ".metadata) ? " + base + ".metadata : {}] : []");
       labels.push_back(present + " ? [" + part_label(location.part, "''") + "] : []");
+      keys.push_back(present + " ? [''] : []");
       continue;
     }
     std::string var = "t";  // (built in steps: GCC 12 misreads "t" + to_string(...) under -Wrestrict)
@@ -137,6 +144,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       specs.push_back("variables." + var + ".map(k, " + tip + ".spec)");
       metas.push_back("variables." + var + ".map(k, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(k, " + part_label(location.part, "k") + ")");
+      keys.push_back("variables." + var + ".map(k, string(k))");
     } else {
       const std::string inner = has_chain("e", after, &tip);
       out.push_back({var, "(" + reach + ") ? " + base + ".filter(e, " + inner + " && has(" + tip + ".spec)) : []"});
@@ -145,6 +153,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       specs.push_back("variables." + var + ".map(e, " + tip + ".spec)");
       metas.push_back("variables." + var + ".map(e, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(e, " + part_label(location.part, key) + ")");
+      keys.push_back("variables." + var + ".map(e, " + key + ")");
     }
   }
   const auto concat = [](const std::vector<std::string>& lists) {
@@ -155,6 +164,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
   out.push_back({"specs", concat(specs)});
   out.push_back({"metas", concat(metas)});
   out.push_back({"labels", concat(labels)});
+  out.push_back({"keys", concat(keys)});
   return out;
 }
 
@@ -315,6 +325,194 @@ std::vector<Variable> gpu_variables(const Policy& policy) {
   return out;
 }
 
+// --- checkpoint-volume (an approximation of the webhook's classes) ----------------------
+
+// wildcard_regex: "*train*.py" -> "^.*train.*\\.py$" (RE2, case-insensitive).
+std::string wildcard_regex(const std::string& pattern) {
+  std::string out = "(?i)^";
+  for (const char c : pattern) {
+    if (c == '*') {
+      out += ".*";
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') {
+      out += c;
+    } else {
+      out += '\\';
+      out += c;
+    }
+  }
+  return out + "$";
+}
+
+std::string alternation(const std::vector<std::string>& items, bool dash_or_underscore) {
+  std::string out;
+  for (const auto& item : items) {
+    out += out.empty() ? "" : "|";
+    for (const char c : item) {
+      if (dash_or_underscore && (c == '_' || c == '-')) {
+        out += "[-_]";
+      } else if (std::isalnum(static_cast<unsigned char>(c))) {
+        out += c;
+      } else {
+        out += '\\';
+        out += c;
+      }
+    }
+  }
+  return out;
+}
+
+// elements_at: CEL for the list of values a template path reaches (fields and `[]`
+// arrays only: the paths of claim templates, job volumes and entrypoints), flattened.
+std::string elements_at(const std::string& path) {
+  std::vector<std::string> segments;
+  for (std::size_t at = 0; at <= path.size();) {
+    const std::size_t dot = path.find('.', at);
+    const std::size_t end = dot == std::string::npos ? path.size() : dot;
+    segments.push_back(path.substr(at, end - at));
+    at = end + 1;
+  }
+  // Built from the last segment back: each array maps its elements and flattens.
+  std::function<std::string(const std::string&, std::size_t, int)> walk = [&](const std::string& base, std::size_t i,
+                                                                           int depth) -> std::string {
+    if (i == segments.size()) return "[" + base + "]";
+    std::string field = segments[i];
+    const auto bracket = field.find('[');
+    const std::string name = bracket == std::string::npos ? field : field.substr(0, bracket);
+    const std::string at = base + "." + name;
+    if (bracket == std::string::npos) return "(has(" + at + ") ? " + walk(at, i + 1, depth) + " : [])";
+    const std::string e = "e" + std::to_string(depth);
+    return "(has(" + at + ") ? " + at + ".map(" + e + ", " + walk(e, i + 1, depth + 1) + ").flatten() : [])";
+  };
+  return walk("object", 0, 0);
+}
+
+std::vector<Variable> checkpoint_variables(const WorkloadKind& row, const Policy& policy) {
+  // The volume sources whose data outlives the pod (policies/checkpoint_volume.cpp).
+  static const std::vector<std::string> kDurable = {
+      "persistentVolumeClaim", "nfs", "cephfs", "rbd", "iscsi", "azureFile", "glusterfs", "fc", "gcePersistentDisk",
+      "awsElasticBlockStore", "azureDisk", "cinder", "portworxVolume", "vsphereVolume"};
+  static const std::vector<std::string> kOther = {
+      "emptyDir", "hostPath", "ephemeral", "configMap", "secret", "projected", "downwardAPI", "csi", "image",
+      "gitRepo", "flexVolume", "flocker", "quobyte", "scaleIO", "storageos", "photonPersistentDisk"};
+  std::string source = "''";
+  for (auto it = kOther.rbegin(); it != kOther.rend(); ++it) source = "has(v." + *it + ") ? '" + *it + "' : " + source;
+  for (auto it = kDurable.rbegin(); it != kDurable.rend(); ++it) source = "has(v." + *it + ") ? '" + *it + "' : " + source;
+  const std::string accel_match = accelerator_match(policy.accelerator_resources);
+  const std::string requests_accel = "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, " +
+                                     accel_match + ")) || (has(c.resources.requests) && c.resources.requests.exists(r, " +
+                                     accel_match + "))))";
+  std::vector<Variable> out;
+  // Claims the controller gives every pod as volumes named after their templates
+  // (StatefulSet volumeClaimTemplates, JobSet volumeClaimPolicies): they replace a pod
+  // volume of that name, so they come first in the lookups below.
+  std::string claims = "[]";
+  for (const auto& path : row.claim_templates) {
+    claims += " + " + elements_at(path) + ".map(c, has(c.metadata) && has(c.metadata.name) ? [string(c.metadata.name), "
+              "'persistentVolumeClaim', '', ''] : ['', '', '', ''])";
+  }
+  out.push_back({"cClaims", claims});
+  // Job-level volumes (Volcano): a claim mounted at mountPath in every container.
+  std::string job_volumes = "[]";
+  for (const auto& path : row.job_volumes) {
+    job_volumes += " + " + elements_at(path) + ".filter(v, has(v.mountPath) && (has(v.volumeClaimName) || "
+                   "has(v.volumeClaim))).map(v, string(v.mountPath))";
+  }
+  out.push_back({"cJobVolumes", job_volumes});
+  // Per part: each volume as [name, source, CSI driver, 'ro' for a read-only claim].
+  out.push_back({"cVolumes", "variables.specs.map(s, variables.cClaims + (has(s.volumes) ? s.volumes.map(v, [string(v.name), " + source +
+                                 ", has(v.csi) && has(v.csi.driver) ? string(v.csi.driver) : '', has(v.persistentVolumeClaim) "
+                                 "&& has(v.persistentVolumeClaim.readOnly) && v.persistentVolumeClaim.readOnly ? 'ro' : "
+                                 "'']) : []))"});
+  // The containers that train: those requesting an accelerator, else every main container.
+  out.push_back({"cTrainers", "variables.specs.map(s, has(s.containers) && s.containers.exists(c, " + requests_accel +
+                                  ") ? s.containers.filter(c, " + requests_accel +
+                                  ") : (has(s.containers) ? s.containers : []))"});
+  // Their writable mounts as [path, volume, container].
+  out.push_back({"cMounts", "lists.range(size(variables.specs)).map(i, variables.cTrainers[i].map(c, "
+                            "has(c.volumeMounts) ? c.volumeMounts.filter(m, !(has(m.readOnly) && m.readOnly) && "
+                            "!variables.cVolumes[i].exists(v, v[0] == m.name && v[3] == 'ro')).map(m, [string(m.mountPath), "
+                            "string(m.name), string(c.name)]) : []).flatten())"});
+  const std::string hints = list_of(policy.checkpoint_path_hints);
+  out.push_back({"cCkpt", "variables.cMounts.map(ms, ms.filter(m, " + hints + ".exists(h, m[0].lowerAscii().contains("
+                          "h.lowerAscii()))))"});
+  // Training evidence in an auto-class part: a launcher, a training flag or env name, a
+  // training script, or a checkpoint-looking mount.
+  const std::string words = "(has(c.command) ? c.command : []) + (has(c.args) ? c.args : [])";
+  const std::string launchers = list_of(policy.training_hints.launchers);
+  const std::string flag_re = "^-+(?i)(" + alternation(policy.training_hints.flags, true) + ")(=.*)?$";
+  const std::string env_re = "(?i)^(" + alternation(policy.training_hints.flags, true) + ")$";
+  std::string script_re;
+  for (const auto& p : policy.training_hints.scripts) script_re += (script_re.empty() ? "" : "|") + wildcard_regex(p);
+  // A KubeRay job's entrypoint is the command of the whole job: evidence for every part.
+  std::string entry = "[]";
+  for (const auto& path : row.entrypoints) entry += " + " + elements_at(path) + ".map(x, string(x))";
+  const std::string entry_words = "(" + entry + ").map(w, w.split(' ')).flatten()";
+  const std::string word_evidence = "(w != '' && (w.split('/')[size(w.split('/')) - 1] in " + launchers +
+                                    " || w.matches(" + quote(flag_re) + ") || w.split('/')[size(w.split('/')) - 1].matches(" +
+                                    quote(script_re) + ")))";
+  out.push_back({"cEntrypoint", row.entrypoints.empty() ? "false" : entry_words + ".exists(w, " + word_evidence + ")"});
+  out.push_back({"cEvidence",
+                 "lists.range(size(variables.specs)).map(i, variables.cEntrypoint || size(variables.cCkpt[i]) > 0 || cel_s(i)(has(s.containers) "
+                 "? s.containers : []).exists(c, (" + words + ").map(w, w.split(' ')).flatten().exists(w, w != '' && "
+                 "(w.split('/')[size(w.split('/')) - 1] in " + launchers + " || w.matches(" + quote(flag_re) +
+                     ") || " + "w.split('/')[size(w.split('/')) - 1].matches(" + quote(script_re) +
+                     "))) || (has(c.env) && c.env.exists(e, e.name.matches(" + quote(env_re) + ")))))"});
+  // The class each part is judged as: 't' training, 's' serving, 'a' auto without
+  // evidence (not evaluated), '' not a training-job pod; a coordinator ('c') writes nothing.
+  std::vector<std::string> roles;
+  for (const auto& r : row.roles) roles.push_back(lower(r.part_label));
+  const std::string coordinator = roles.empty() ? "false" : "variables.keys[i].lowerAscii() in " + list_of(roles);
+  std::string klass;
+  switch (row.workload_class) {
+    case WorkloadClass::kTraining:
+      klass = "'t'";
+      break;
+    case WorkloadClass::kServing:
+      klass = "variables.marked[i] ? 't' : 's'";
+      break;
+    default:
+      klass = "variables.marked[i] || variables.cEvidence[i] ? 't' : 'a'";
+  }
+  const bool serving_row = row.workload_class == WorkloadClass::kServing;
+  out.push_back({"cClass", "lists.range(size(variables.specs)).map(i, !(variables.accel[i] || variables.marked[i] || " +
+                               std::string(row.workload_class == WorkloadClass::kTraining || serving_row ? "true" : "false") +
+                               ") ? '' : " + coordinator + " ? 'c' : " + klass + ")"});
+  const auto where = [](const std::string& v) {
+    return "(" + v + "[1] == 'csi' ? 'CSI volume \"' + " + v + "[0] + '\" (driver ' + " + v + "[2] + ')' : " + v +
+           "[1] == '' ? 'volume \"' + " + v + "[0] + '\"' : " + v + "[1] + ' \"' + " + v + "[0] + '\"')";
+  };
+  const auto happens = [](const std::string& v) {
+    return "(" + v + "[1] == 'emptyDir' || " + v + "[1] == 'ephemeral' ? 'a replacement pod starts with none of them' : " +
+           v + "[1] == 'hostPath' ? 'a pod rescheduled to another node starts with none of them' : 'not known to be "
+           "durable, a replacement pod may start with none of them')";
+  };
+  const std::string durable = "(v[1] in " + list_of(kDurable) + " || (v[1] == 'csi' && v[2] in " +
+                              list_of(policy.durable_csi_drivers) + "))";
+  // Per part, its checkpoint-looking mounts whose volume is declared and not durable
+  // (serving: not those an init container stages).
+  out.push_back({"cBad", "lists.range(size(variables.specs)).map(i, variables.cCkpt[i].filter(m, "
+                         "variables.cVolumes[i].exists(v, v[0] == m[1] && !" + durable + ")" +
+                         std::string(serving_row ? " && !cel_s(i)(has(s.initContainers) ? s.initContainers : []).exists("
+                                                   "c, has(c.volumeMounts) && c.volumeMounts.exists(x, x.name == m[1]))"
+                                                 : "") + "))"});
+  const std::string bad = "variables.cBad[i][0]";
+  const std::string vol = "variables.cVolumes[i].filter(v, v[0] == " + bad + "[1])[0]";
+  out.push_back(
+      {"cGap",
+       "lists.range(size(variables.specs)).map(i, !(variables.cClass[i] in ['t', 's']) ? ['', '', ''] : "
+       "size(variables.cBad[i]) > 0 ? ['checkpoints at ' + " + bad + "[0] + ' are on ' + " + where(vol) + " + ': ' + " +
+           happens(vol) + ", 'mount a PersistentVolumeClaim (or durable CSI volume) at ' + " + bad +
+           "[0], 'checkpoint path ' + " + bad + "[0] + ' of container ' + " + bad + "[2] + ' is on ' + " + where(vol) +
+           " + ', not durable'] : size(variables.cCkpt[i]) > 0 || variables.cClass[i] == 's' || "
+           "size(variables.cJobVolumes) > 0 || "
+           "variables.cMounts[i].exists(m, variables.cVolumes[i].exists(v, v[0] == m[1] && " + durable + ")) || "
+           "variables.cMounts[i].exists(m, !variables.cVolumes[i].exists(v, v[0] == m[1])) ? ['', '', ''] : ['no "
+           "writable durable volume is mounted: checkpoints saved in the pod are lost when it is replaced', 'mount a "
+           "PersistentVolumeClaim where the job saves checkpoints, or save them to object storage', 'no writable "
+           "durable volume mounted by the training containers'])"});
+  return out;
+}
+
 // cel_s(i)(X): X with `s` standing for variables.specs[i] (CEL has no let in this
 // environment, so the text is substituted).
 std::string substitute_spec(std::string expression) {
@@ -437,11 +635,6 @@ Value string_list(const std::vector<std::string>& items, Doc::AllocatorType& a) 
   return out;
 }
 
-std::string lower(std::string text) {
-  for (auto& c : text) c = ascii_lower(c);
-  return text;
-}
-
 }  // namespace
 
 std::string vap_policy_name(const WorkloadKind& row) {
@@ -465,7 +658,9 @@ std::string export_vap(const Policy& policy, const std::vector<std::string>& che
       // The classes whose parts this export evaluates: training and auto; serving only
       // when labelled as training (which makes it training).
       const bool applies = policy.check_applies(id, WorkloadClass::kTraining);
-      if (!skipped && applies && policy.check_enabled(id)) wanted.push_back({id, id == "zone-spread" ? "zGap" : "gGap"});
+      if (!skipped && applies && policy.check_enabled(id)) {
+        wanted.push_back({id, id == "zone-spread" ? "zGap" : id == "gpu-health-tolerations" ? "gGap" : "cGap"});
+      }
     }
     if (wanted.empty()) continue;
     Doc doc(rapidjson::kObjectType);
@@ -505,7 +700,9 @@ std::string export_vap(const Policy& policy, const std::vector<std::string>& che
     std::vector<Variable> variables = part_variables(row);
     for (auto& v : common_variables(row, policy)) variables.push_back(std::move(v));
     for (const auto& c : wanted) {
-      auto own = c.id == "zone-spread" ? zone_variables() : gpu_variables(policy);
+      auto own = c.id == "zone-spread"              ? zone_variables()
+                 : c.id == "gpu-health-tolerations" ? gpu_variables(policy)
+                                                    : checkpoint_variables(row, policy);
       for (auto& v : own) variables.push_back(std::move(v));
       for (auto& v : group_variables(c, *find_check(c.id))) variables.push_back(std::move(v));
     }

@@ -6,7 +6,7 @@
 // labels, GPU-fault taint keys, the toleration bound, excluded namespaces and exemption
 // annotations. Each policy has a binding with validationActions [Warn, Audit].
 //
-//   std::string yaml = export_vap(policy, {"zone-spread", "gpu-health-tolerations"});
+//   std::string yaml = export_vap(policy, kVapChecks);
 //   // kubectl apply -f - takes it as is
 //
 // Which checks can be exported, and where the CEL differs from the webhook, is in the
@@ -20,8 +20,8 @@
 
 namespace kubegap {
 
-// kVapChecks: the checks that have a CEL form today.
-inline const std::vector<std::string> kVapChecks = {"zone-spread", "gpu-health-tolerations"};
+// kVapChecks: the checks that have a CEL form (disruption-budget needs the PDBs).
+inline const std::vector<std::string> kVapChecks = {"checkpoint-volume", "zone-spread", "gpu-health-tolerations"};
 
 // export_vap: YAML documents (policies, then bindings) for the `checks` (a subset of
 // kVapChecks that the policy enables). Throws ConfigError for a check without a CEL form

@@ -31,8 +31,8 @@ expect 0 "Usage: kubegap-webhook cases" "cases --help" -- cases --help
 expect 0 "Usage: kubegap-webhook version" "version --help" -- version --help
 expect 0 "Usage: kubegap-webhook scan" "scan --help" -- scan --help
 expect 0 "^kind: ValidatingAdmissionPolicy$" "export vap prints policies" -- export vap
-expect 2 'check "checkpoint-volume" has no CEL form' "export vap --checks with an unexportable check exits 2" \
-  -- export vap --checks checkpoint-volume
+expect 2 'check "disruption-budget" has no CEL form' "export vap --checks with an unexportable check exits 2" \
+  -- export vap --checks disruption-budget
 expect 2 "export needs a form: vap" "export without a form exits 2" -- export
 expect 2 'flag --output: expected text, json or sarif, got "yaml"' "scan -o yaml exits 2" -- scan -o yaml
 expect 2 "kubegap-webhook scan: .*nowhere.kubeconfig" "scan with a missing kubeconfig names it, exit 2" \

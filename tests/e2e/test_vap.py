@@ -25,7 +25,7 @@ from controlplane import ControlPlane, WEBHOOK_NAME  # noqa: E402
 BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
 CP = None
 NS = "e2e-vap"
-CHECKS = ("zone-spread", "gpu-health-tolerations")
+CHECKS = ("checkpoint-volume", "zone-spread", "gpu-health-tolerations")
 WARNING = re.compile(r"^Warning: (?:Validation failed for ValidatingAdmissionPolicy '[^']+' with binding '[^']+': )?"
                      r"kubegap/([a-z-]+): (.*)$", re.M)
 # What the VAP says differently, by fixture, and why (README: "Webhook or

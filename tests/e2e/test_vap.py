@@ -5,8 +5,9 @@ applied and the webhook unregistered. For each exported check the warnings must 
 (the VAP's carry the API server's "Validation failed for ValidatingAdmissionPolicy ..."
 prefix, which is taken off), except for the differences README.md lists under "Webhook or
 ValidatingAdmissionPolicy?", which are asserted here to be exactly those. The audit
-annotations of created pods are compared the same way. The policies pass the API
-server's CEL cost estimation (applying them succeeds without a warning).
+annotations are compared the same way, on every fixture's objects created for real and
+on the review fixtures' pods. The policies pass the API server's CEL type checking and
+cost estimation (applying them succeeds without a warning).
 
     python3 tests/e2e/test_vap.py BIN_DIR WEBHOOK_BINARY SOURCE_DIR
 """
@@ -118,7 +119,8 @@ class VapMatchesTheWebhook(unittest.TestCase):
         files = fixture_files()
         by_webhook = {os.path.basename(f): warnings(f)[0] for f in files}
         self.assertTrue(any(by_webhook.values()), "the webhook warned about some fixture")
-        webhook_pods = self.create_pods("w")
+        webhook_pods, webhook_pod_warnings = self.create_pods("w")
+        webhook_objects = self.created_annotations(files)
 
         # Now the VAPs, and no webhook.
         CP.kubectl("delete", "validatingwebhookconfiguration", "kubegap-webhook")
@@ -131,7 +133,8 @@ class VapMatchesTheWebhook(unittest.TestCase):
         while time.monotonic() < deadline and not warnings(probe)[0]:
             time.sleep(0.5)  # the API server picks the policies up through an informer
         by_vap = {os.path.basename(f): warnings(f)[0] for f in files}
-        vap_pods = self.create_pods("v")
+        vap_pods, vap_pod_warnings = self.create_pods("v")
+        vap_objects = self.created_annotations(files)
 
         differ = {}
         for name in sorted(by_webhook):
@@ -149,11 +152,64 @@ class VapMatchesTheWebhook(unittest.TestCase):
         for name, webhook_annotations in webhook_pods.items():
             vap_annotations = vap_pods[name]
             self.assertEqual(vap_annotations, webhook_annotations, f"{name}: audit annotations")
+            self.assertEqual(vap_pod_warnings[name], webhook_pod_warnings[name], f"{name}: warnings")
+        # And of every workload fixture's objects, created for real.
+        self.assertTrue(any(webhook_objects.values()), "the webhook annotated some workload")
+        annotation_differ = sorted({key[0] for key in webhook_objects
+                                    if webhook_objects[key] != vap_objects.get(key)})
+        for key in sorted(webhook_objects):
+            if webhook_objects[key] != vap_objects.get(key):
+                print(f"ANNOTATIONS DIFF {key}:\n  webhook: {webhook_objects[key]}\n  vap:     {vap_objects.get(key)}",
+                      flush=True)
+        self.assertEqual(annotation_differ, sorted(k for k in KNOWN if k in by_webhook),
+                         "audit annotations: only the documented differences")
+
+    def created_annotations(self, files):
+        """Creates each workload fixture for real, reads the audit annotations of the exported
+        checks from its create events, and deletes it: {(file, kind, namespace, name): {check: value}}."""
+        created = []
+        for path in files:
+            r = CP.kubectl("create", "-f", path, "-o", "json", check=False)
+            if r.returncode != 0:
+                raise AssertionError(f"{os.path.basename(path)}: kubectl create: {r.stderr.strip()[-500:]}")
+            text = r.stdout.strip()
+            docs = json.loads("[" + re.sub(r"}\s*{", "},{", text) + "]") if text else []
+            for d in docs:
+                for o in d.get("items", [d]):
+                    created.append((os.path.basename(path), o["kind"], o["metadata"].get("namespace", ""),
+                                    o["metadata"]["name"], o["metadata"]["uid"]))
+            # Gone before the next file: fixtures share names (no controller runs here, so
+            # nothing holds them back).
+            CP.kubectl("delete", "-f", path, "--wait=true", "--timeout=30s", check=False)
+        time.sleep(1)
+        # The audit log (level Metadata) has no uid: the events of a name, in order; this
+        # phase's creations are the last ones of each name.
+        events = {}
+        for e in CP.audit_events():
+            ref = e.get("objectRef", {})
+            if e.get("stage") != "ResponseComplete" or e.get("verb") != "create" or "dryRun" in e.get("requestURI", ""):
+                continue
+            got = {}
+            for k, v in e.get("annotations", {}).items():
+                prefix, _, key = k.partition("/")
+                if key in CHECKS and (prefix == WEBHOOK_NAME or prefix.startswith("kubegap-")):
+                    got[key] = v
+            events.setdefault((ref.get("namespace", ""), ref.get("name")), []).append(got)
+        mine = {}
+        for f, kind, ns, name, _ in created:
+            mine.setdefault((ns, name), []).append((f, kind))
+        out = {}
+        for (ns, name), owners in mine.items():
+            theirs = events.get((ns, name), [])[-len(owners):]
+            for (f, kind), got in zip(owners, theirs):
+                out[(f, kind, ns, name)] = got
+        return out
 
     def create_pods(self, suffix):
-        """Creates each review fixture's Pod (valid ones) as <name>-<suffix>: {fixture: {check: annotation}}."""
+        """Creates each review fixture's Pod (valid ones) as <name>-<suffix>: ({fixture: {check: annotation}},
+        {fixture: [(check, warning)]})."""
         base = os.path.join(SOURCE, "tests", "fixtures", "reviews")
-        out = {}
+        out, said = {}, {}
         for f in sorted(os.listdir(base)):
             with open(os.path.join(base, f)) as text:
                 review = json.load(text)
@@ -170,6 +226,7 @@ class VapMatchesTheWebhook(unittest.TestCase):
             if r.returncode != 0:
                 continue  # the malformed fixtures: the API server refuses them
             out[f] = meta["name"]
+            said[f] = sorted((c, m) for c, m in WARNING.findall(r.stderr) if c in CHECKS)
         time.sleep(1)
         annotations = {}
         for f, name in out.items():
@@ -181,7 +238,7 @@ class VapMatchesTheWebhook(unittest.TestCase):
                     if key in CHECKS and (prefix == WEBHOOK_NAME or prefix.startswith("kubegap-")):
                         got[key] = v
             annotations[f] = got
-        return annotations
+        return annotations, said
 
 
 if __name__ == "__main__":

@@ -1,0 +1,170 @@
+"""The Helm chart (manifests/helm/kubegap-webhook), with Helm built from the Go module proxy
+and a real kube-apiserver: `helm lint` and `helm template` for the default and a full set
+of values; values.schema.json refuses a typo and a wrong type; the rendered objects are
+accepted by `kubectl apply --dry-run=server`; the chart renders the kustomize base's
+objects with the same specs (names and labels aside); `helm install` then `helm upgrade`
+keep the self-signed serving pair and its caBundle.
+
+    python3 tests/helm/test_helm.py BIN_DIR WEBHOOK_BINARY SOURCE_DIR
+"""
+
+import base64
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from controlplane import ControlPlane  # noqa: E402
+
+BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
+CP = None
+HELM = None
+CHART = None
+NS = "kubegap-system"
+
+
+def helm(*args, check=True):
+    r = subprocess.run([HELM, *args, "--kubeconfig", CP.kubeconfig] if args[0] in ("install", "upgrade", "template",
+                                                                                   "uninstall", "get")
+                       else [HELM, *args], capture_output=True, text=True, timeout=300)
+    if check and r.returncode != 0:
+        raise AssertionError(f"helm {' '.join(args)}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def objects(yaml_text):
+    """The objects as the API server reads them (server dry run, JSON), by (kind, name)."""
+    r = CP.kubectl("apply", "--dry-run=server", "-o", "json", "-f", "-", input=yaml_text)
+    doc = json.loads(r.stdout)
+    return {(o["kind"], o["metadata"]["name"]): o for o in doc.get("items", [doc])}
+
+
+def comparable(o):
+    """An object without what may differ between the chart and kustomize: names, labels,
+    annotations, server-set metadata, the generated TLS material."""
+    o = copy.deepcopy(o)
+    meta = o.pop("metadata")
+    o["namespace"] = meta.get("namespace")
+    if o["kind"] == "Deployment":
+        tpl = o["spec"]["template"]["metadata"]
+        tpl.pop("labels", None)
+        tpl.pop("annotations", None)
+    if o["kind"] == "ConfigMap":
+        # The policy file: the base's has comments and another layout. Its meaningful
+        # lines (comments and blanks out, list markers and indentation off), sorted.
+        o["data"] = {k: sorted(line.strip().lstrip("- ").strip() for line in v.splitlines()
+                               if line.strip() and not line.strip().startswith("#"))
+                     for k, v in o.get("data", {}).items()}
+    if o["kind"] == "ValidatingWebhookConfiguration":
+        for w in o["webhooks"]:
+            w["clientConfig"].pop("caBundle", None)
+    return o
+
+
+def setUpModule():
+    global CP, HELM, CHART
+    HELM = os.path.join(subprocess.run([os.path.join(SOURCE, "tests", "helm", "build-helm.sh")], capture_output=True,
+                                       text=True, check=True).stdout.strip().splitlines()[-1], "helm")
+    CHART = os.path.join(SOURCE, "manifests", "helm", "kubegap-webhook")
+    CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
+    # The test control plane registers its own "kubegap-webhook" configuration: the
+    # chart's takes that name.
+    CP.kubectl("delete", "validatingwebhookconfiguration", "kubegap-webhook")
+    CP.kubectl("create", "namespace", NS)
+    # What the full values need besides the built-in kinds: minimal CRDs.
+    crds = []
+    for group, kind, plural in (("cert-manager.io", "Issuer", "issuers"), ("cert-manager.io", "Certificate", "certificates"),
+                                ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors")):
+        crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                     "metadata": {"name": f"{plural}.{group}"},
+                     "spec": {"group": group, "scope": "Namespaced",
+                              "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
+                                        "listKind": kind + "List"},
+                              "versions": [{"name": "v1", "served": True, "storage": True,
+                                            "schema": {"openAPIV3Schema": {"type": "object",
+                                                                           "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    CP.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}))
+    CP.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+
+
+def tearDownModule():
+    if CP is not None:
+        CP.stop()
+
+
+class Chart(unittest.TestCase):
+    full = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.full = os.path.join(SOURCE, "tests", "helm", "full-values.yaml")
+
+    def test_lint_default_and_full_values(self):
+        for extra in ((), ("-f", self.full)):
+            r = helm("lint", CHART, "--strict", *extra)
+            self.assertIn("0 chart(s) failed", r.stdout)
+
+    def test_schema_refuses_a_typo_and_a_wrong_type(self):
+        for flag, says in (("--set=serve.thread=2", "thread"), ("--set=serve.threads=many", "threads"),
+                           ("--set=certificates.mode=vault", "mode")):
+            r = helm("template", "kg", CHART, "-n", NS, flag, check=False)
+            self.assertNotEqual(r.returncode, 0, flag)
+            self.assertIn(says, r.stderr, r.stderr)
+
+    def test_rendered_objects_are_accepted_by_the_api_server(self):
+        for extra in ((), ("-f", self.full)):
+            rendered = helm("template", "kg", CHART, "-n", NS, *extra).stdout
+            got = objects(rendered)
+            self.assertIn(("ValidatingWebhookConfiguration", "kubegap-webhook" if not extra else "kubegap"), got)
+        full = objects(helm("template", "kg", CHART, "-n", NS, "-f", self.full).stdout)
+        args = full[("Deployment", "kubegap")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        for flag, value in (("--threads", "4"), ("--audit-reports", "openreports"), ("--memory-budget", "268435456"),
+                            ("--client-ca", "/tls/client-ca.crt"), ("--log-level", "warn")):
+            self.assertEqual(args[args.index(flag) + 1], value, args)
+        self.assertIn(("Certificate", "kubegap-tls"), full)
+        self.assertIn(("ServiceMonitor", "kubegap"), full)
+        self.assertNotIn(("Secret", "kubegap-tls"), full, "cert-manager makes the Secret")
+        vwc = full[("ValidatingWebhookConfiguration", "kubegap")]
+        self.assertEqual(vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], f"{NS}/kubegap-tls")
+
+    def test_chart_and_kustomize_base_agree(self):
+        chart = objects(helm("template", "kg", CHART, "-n", NS).stdout)
+        base = objects(CP.kubectl("kustomize", os.path.join(SOURCE, "manifests", "base")).stdout)
+        # Helm's convention: the namespace is made by `helm install --create-namespace`;
+        # the chart's self-signed Secret is the overlay's (generate.sh) in kustomize.
+        self.assertEqual(set(chart) - {("Secret", "kubegap-webhook-tls")}, set(base) - {("Namespace", NS)})
+        for key in sorted(base):
+            if key[0] == "Namespace":
+                continue
+            self.assertEqual(comparable(chart[key]), comparable(base[key]), f"{key}: chart and base differ")
+
+    def test_install_then_upgrade_keeps_the_self_signed_pair(self):
+        helm("install", "kg", CHART, "-n", NS)
+        first = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls", "-o", "json").stdout)["data"]
+        bundle = json.loads(CP.kubectl("get", "validatingwebhookconfiguration", "kubegap-webhook", "-o",
+                                       "json").stdout)["webhooks"][0]["clientConfig"]["caBundle"]
+        self.assertEqual(bundle, first["ca.crt"], "the caBundle is the CA that signed the Secret's certificate")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("ca.crt", "tls.crt"):
+                with open(os.path.join(tmp, name), "wb") as f:
+                    f.write(base64.b64decode(first[name]))
+            verify = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(tmp, "ca.crt"),
+                                     os.path.join(tmp, "tls.crt")], capture_output=True, text=True)
+            self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        helm("upgrade", "kg", CHART, "-n", NS, "--set", "replicas=3")
+        second = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls", "-o", "json").stdout)["data"]
+        self.assertEqual(second, first, "an upgrade keeps the serving pair")
+        bundle = json.loads(CP.kubectl("get", "validatingwebhookconfiguration", "kubegap-webhook", "-o",
+                                       "json").stdout)["webhooks"][0]["clientConfig"]["caBundle"]
+        self.assertEqual(bundle, first["ca.crt"])
+        replicas = json.loads(CP.kubectl("get", "deployment", "-n", NS, "kubegap-webhook", "-o", "json").stdout)
+        self.assertEqual(replicas["spec"]["replicas"], 3)
+        helm("uninstall", "kg", "-n", NS)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

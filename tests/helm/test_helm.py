@@ -123,7 +123,8 @@ class Chart(unittest.TestCase):
         full = objects(helm("template", "kg", CHART, "-n", NS, "-f", self.full).stdout)
         args = full[("Deployment", "kubegap")]["spec"]["template"]["spec"]["containers"][0]["args"]
         for flag, value in (("--threads", "4"), ("--audit-reports", "openreports"), ("--memory-budget", "268435456"),
-                            ("--client-ca", "/tls/client-ca.crt"), ("--log-level", "warn")):
+                            ("--client-ca", "/tls/client-ca.crt"), ("--log-level", "warn"),
+                            ("--audit-lease", "kubegap-system/kubegap-audit")):
             self.assertEqual(args[args.index(flag) + 1], value, args)
         self.assertIn(("Certificate", "kubegap-tls"), full)
         self.assertIn(("ServiceMonitor", "kubegap"), full)

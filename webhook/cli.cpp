@@ -43,6 +43,21 @@ namespace {
 
 namespace net = boost::asio;
 
+// The name users typed: "kubegap-webhook", or "kubectl kubegap" when the binary runs as
+// the kubectl plugin kubectl-kubegap (a symlink); help and usage say it back.
+std::string g_display_name = "kubegap-webhook";
+
+// with_name: a help text with the program's name as the user calls it.
+std::string with_name(std::string_view text) {
+  std::string out(text);
+  if (g_display_name == "kubegap-webhook") return out;
+  const std::string from = "kubegap-webhook ";
+  for (auto at = out.find(from); at != std::string::npos; at = out.find(from, at + g_display_name.size() + 1)) {
+    out.replace(at, from.size(), g_display_name + " ");
+  }
+  return out;
+}
+
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
@@ -423,7 +438,7 @@ AuditOptions audit_options_from(const FlagParser& flags) {
 int serve(const std::vector<std::string>& args) {
   const FlagParser flags(args, known_flags("serve"));
   if (flags.help()) {
-    std::cout << kServeHelp;
+    std::cout << with_name(kServeHelp);
     return kExitOk;
   }
   const std::string cert = flags.required("tls-cert");
@@ -667,7 +682,7 @@ int check(const std::vector<std::string>& args) {
   };
   const FlagParser flags(flag_args, known_flags("check"));
   if (flags.help()) {
-    std::cout << kCheckHelp;
+    std::cout << with_name(kCheckHelp);
     return kExitOk;
   }
   TextOptions text;
@@ -716,7 +731,7 @@ int scan(const std::vector<std::string>& args) {
   };
   const FlagParser flags(flag_args, known_flags("scan"));
   if (flags.help()) {
-    std::cout << kScanHelp;
+    std::cout << with_name(kScanHelp);
     return kExitOk;
   }
   TextOptions text;
@@ -744,7 +759,7 @@ int export_command(const std::vector<std::string>& args) {
   const bool help = std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
                     std::find(rest.begin(), rest.end(), "-h") != rest.end();
   if (help) {
-    std::cout << kExportHelp;
+    std::cout << with_name(kExportHelp);
     return kExitOk;
   }
   if (rest.empty() || rest.front() != "vap") {
@@ -787,7 +802,7 @@ int cases(const std::vector<std::string>& args) {
   }
   const FlagParser flags(rest, known_flags("cases"));
   if (flags.help()) {
-    std::cout << kCasesHelp;
+    std::cout << with_name(kCasesHelp);
     return kExitOk;
   }
   const std::string output = flags.get_or("output", "text");
@@ -812,7 +827,7 @@ int cases(const std::vector<std::string>& args) {
 
 int completion(const std::vector<std::string>& args) {
   if (!args.empty() && (args.front() == "--help" || args.front() == "-h")) {
-    std::cout << kCompletionHelp;
+    std::cout << with_name(kCompletionHelp);
     return kExitOk;
   }
   if (args.size() != 1) throw UsageError{"completion needs one shell: bash or zsh"};
@@ -851,9 +866,17 @@ std::vector<std::string> expand_short_flags(std::vector<std::string> args) {
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args) {
+int run_cli(const std::vector<std::string>& args, std::string_view program) {
+  const auto slash = program.rfind('/');
+  const std::string_view base = slash == std::string_view::npos ? program : program.substr(slash + 1);
+  if (base.starts_with("kubectl-")) {
+    // kubectl-kubegap -> "kubectl kubegap" (kubectl's plugin naming: dashes are spaces).
+    std::string name = "kubectl " + std::string(base.substr(8));
+    std::replace(name.begin() + 8, name.end(), '-', ' ');
+    g_display_name = name;
+  }
   if (args.empty()) {
-    std::cerr << kMainHelp;
+    std::cerr << with_name(kMainHelp);
     return kExitUsage;
   }
   std::string command = args.front();
@@ -864,7 +887,7 @@ int run_cli(const std::vector<std::string>& args) {
   }
   try {
     if (command == "--help" || command == "-h" || command == "help") {
-      std::cout << kMainHelp;
+      std::cout << with_name(kMainHelp);
       return kExitOk;
     }
     if (command == "serve") return serve(rest);
@@ -876,7 +899,7 @@ int run_cli(const std::vector<std::string>& args) {
     if (command == "version" || command == "--version") return version(rest);
     throw UsageError{"unknown command \"" + command + "\""};
   } catch (const UsageError& e) {
-    std::cerr << "kubegap-webhook: " << e.message << "\nRun 'kubegap-webhook --help' for usage.\n";
+    std::cerr << g_display_name << ": " << e.message << "\nRun '" << g_display_name << " --help' for usage.\n";
     return kExitUsage;
   } catch (const ConfigError& e) {
     std::cerr << "kubegap-webhook: " << e.what() << "\n";

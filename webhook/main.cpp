@@ -2,5 +2,5 @@
 #include "webhook/cli.h"
 
 int main(int argc, char** argv) {
-  return kubegap::run_cli(std::vector<std::string>(argv + 1, argv + argc));
+  return kubegap::run_cli(std::vector<std::string>(argv + 1, argv + argc), argc > 0 ? argv[0] : "kubegap-webhook");
 }

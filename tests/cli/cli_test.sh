@@ -30,6 +30,15 @@ expect 0 "Usage: kubegap-webhook serve" "serve --help" -- serve --help
 expect 0 "Usage: kubegap-webhook cases" "cases --help" -- cases --help
 expect 0 "Usage: kubegap-webhook version" "version --help" -- version --help
 expect 0 "Usage: kubegap-webhook scan" "scan --help" -- scan --help
+# As a kubectl plugin (a symlink named kubectl-kubegap): the help names `kubectl kubegap`.
+ln -sf "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" "$tmp/kubectl-kubegap"
+out=$("$tmp/kubectl-kubegap" --help 2>&1); rc=$?
+if [[ $rc -eq 0 ]] && grep -q "kubectl kubegap check \[flags\] PATH" <<<"$out" && ! grep -q "kubegap-webhook check" <<<"$out"; then
+  pass "kubectl-kubegap --help names kubectl kubegap"
+else fail "kubectl-kubegap --help: exit $rc: $out"; fi
+out=$("$tmp/kubectl-kubegap" check "$src/tests/fixtures/workloads/pytorchjob.yaml" 2>&1); rc=$?
+if [[ $rc -eq 0 ]] && grep -q "PyTorchJob ml-research/pytorch-simple" <<<"$out"; then pass "kubectl kubegap check works"
+else fail "kubectl-kubegap check: exit $rc: $out"; fi
 expect 0 "^kind: ValidatingAdmissionPolicy$" "export vap prints policies" -- export vap
 expect 2 'check "disruption-budget" has no CEL form' "export vap --checks with an unexportable check exits 2" \
   -- export vap --checks disruption-budget

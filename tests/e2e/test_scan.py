@@ -170,6 +170,25 @@ class Scan(unittest.TestCase):
                       r.stdout)
         self.assertIn("reported under their owner", r.stdout)
 
+    def test_kubectl_runs_it_as_a_plugin(self):
+        # kubectl finds kubectl-kubegap on PATH: `kubectl kubegap scan` and `... check`.
+        with tempfile.TemporaryDirectory() as tmp:
+            os.symlink(os.path.abspath(WEBHOOK), os.path.join(tmp, "kubectl-kubegap"))
+            env = {**os.environ, "PATH": tmp + os.pathsep + os.environ.get("PATH", "")}
+            kubectl = os.path.join(BIN_DIR, "kubectl")
+            listed = subprocess.run([kubectl, "plugin", "list"], capture_output=True, text=True, env=env)
+            self.assertIn("kubectl-kubegap", listed.stdout + listed.stderr)
+            r = subprocess.run([kubectl, "kubegap", "scan", "--kubeconfig", CP.kubeconfig, "-n", NS, "-o", "json"],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(by_object(json.loads(r.stdout)), by_object(scan_json("-n", NS)[1]))
+            fixture = os.path.join(SOURCE, "tests", "fixtures", "workloads")
+            r = subprocess.run([kubectl, "kubegap", "check", fixture], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("PyTorchJob ml-research/pytorch-simple", r.stdout)
+            r = subprocess.run([kubectl, "kubegap", "--help"], capture_output=True, text=True, env=env)
+            self.assertIn("kubectl kubegap check [flags] PATH", r.stdout)
+
     def test_a_forbidden_scan_says_so_and_exits_2(self):
         # A kubeconfig whose token the API server does not know: every request is 401.
         with open(CP.kubeconfig) as f:

@@ -77,9 +77,11 @@ class Metrics {
  private:
   static constexpr std::array<int, 8> kStatuses = {200, 400, 404, 405, 413, 431, 500, 503};
   // Latency buckets in seconds: reviews take tens of microseconds; the tail shows queueing.
-  static constexpr std::array<double, 12> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+  // 1 and 2.5 s so that a p99 past the 1 s alert threshold (the rules in
+  // manifests/helm/kubegap-webhook/files/prometheus-rules.yaml) can be told from 0.5 s.
+  static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
                                                      0.0025,  0.005,  0.01,    0.025,  0.05,
-                                                     0.1,     0.5};
+                                                     0.1,     0.5,    1,       2.5};
 
   std::array<std::atomic<std::uint64_t>, kStatuses.size()> by_status_{};
   std::atomic<std::uint64_t> other_status_{0};

@@ -67,8 +67,8 @@ def comparable(o):
 
 def setUpModule():
     global CP, HELM, CHART
-    HELM = os.path.join(subprocess.run([os.path.join(SOURCE, "tests", "helm", "build-helm.sh")], capture_output=True,
-                                       text=True, check=True).stdout.strip().splitlines()[-1], "helm")
+    HELM = subprocess.run([os.path.join(SOURCE, "tests", "e2e", "go-tool.sh"), "helm"], capture_output=True,
+                          text=True, check=True).stdout.strip().splitlines()[-1]
     CHART = os.path.join(SOURCE, "manifests", "helm", "kubegap-webhook")
     CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
     # The test control plane registers its own "kubegap-webhook" configuration: the
@@ -78,7 +78,8 @@ def setUpModule():
     # What the full values need besides the built-in kinds: minimal CRDs.
     crds = []
     for group, kind, plural in (("cert-manager.io", "Issuer", "issuers"), ("cert-manager.io", "Certificate", "certificates"),
-                                ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors")):
+                                ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+                                ("monitoring.coreos.com", "PrometheusRule", "prometheusrules")):
         crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
                      "metadata": {"name": f"{plural}.{group}"},
                      "spec": {"group": group, "scope": "Namespaced",
@@ -128,6 +129,10 @@ class Chart(unittest.TestCase):
             self.assertEqual(args[args.index(flag) + 1], value, args)
         self.assertIn(("Certificate", "kubegap-tls"), full)
         self.assertIn(("ServiceMonitor", "kubegap"), full)
+        alerts = [r["alert"] for g in full[("PrometheusRule", "kubegap")]["spec"]["groups"] for r in g["rules"]]
+        self.assertEqual(len(alerts), 6, alerts)
+        dashboard = json.loads(full[("ConfigMap", "kubegap-dashboard")]["data"]["kubegap-webhook.json"])
+        self.assertEqual(dashboard["uid"], "kubegap-webhook")
         self.assertNotIn(("Secret", "kubegap-tls"), full, "cert-manager makes the Secret")
         vwc = full[("ValidatingWebhookConfiguration", "kubegap")]
         self.assertEqual(vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], f"{NS}/kubegap-tls")

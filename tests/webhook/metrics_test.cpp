@@ -110,7 +110,8 @@ TEST(Metrics, LatencyHistogramIsCumulativeAndItsInfBucketEqualsTheCount) {
   metrics.record_review(200, 50, {});         // 0.00005 s: on the first bound, counted in it
   metrics.record_review(200, 300, {});        // 0.0003 s: le=0.0005
   metrics.record_review(400, 20'000, {});     // 0.02 s: le=0.025
-  metrics.record_review(200, 2'000'000, {});  // 2 s: only +Inf
+  metrics.record_review(200, 2'000'000, {});  // 2 s: le=2.5
+  metrics.record_review(200, 3'000'000, {});  // 3 s: only +Inf
 
   const auto all = samples(metrics.render());
   const auto bs = buckets(all);
@@ -133,9 +134,11 @@ TEST(Metrics, LatencyHistogramIsCumulativeAndItsInfBucketEqualsTheCount) {
   EXPECT_EQ(by_le.at("0.01"), 3u);
   EXPECT_EQ(by_le.at("0.025"), 4u);
   EXPECT_EQ(by_le.at("0.5"), 4u);
-  EXPECT_EQ(by_le.at("+Inf"), 5u);
-  EXPECT_EQ(value_of(all, "kubegap_review_duration_seconds_count"), "5");
-  EXPECT_NEAR(std::stod(value_of(all, "kubegap_review_duration_seconds_sum")), 2.02036, 1e-5);
+  EXPECT_EQ(by_le.at("1"), 4u);
+  EXPECT_EQ(by_le.at("2.5"), 5u);
+  EXPECT_EQ(by_le.at("+Inf"), 6u);
+  EXPECT_EQ(value_of(all, "kubegap_review_duration_seconds_count"), "6");
+  EXPECT_NEAR(std::stod(value_of(all, "kubegap_review_duration_seconds_sum")), 5.02036, 1e-5);
 }
 
 TEST(Metrics, FindingsAreCountedByCheckAndUnknownIdsAreIgnored) {

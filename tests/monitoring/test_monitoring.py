@@ -25,8 +25,14 @@ METRIC = re.compile(r"\b((?:kubegap|apiserver)_[a-z_]+)\b")
 
 
 def exported(text):
-    """Metric names in a Prometheus text exposition."""
-    return {re.split(r"[{ ]", line, 1)[0] for line in text.splitlines() if line and not line.startswith("#")}
+    """Metric names in a Prometheus text exposition: of its samples, and of the families it
+    declares (# TYPE) that have no series yet (kubegap_audit_findings before a finding)."""
+    names = {re.split(r"[{ ]", line, 1)[0] for line in text.splitlines() if line and not line.startswith("#")}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            family, kind = line.split()[2:4]
+            names |= {family} | ({family + s for s in ("_bucket", "_sum", "_count")} if kind == "histogram" else set())
+    return names
 
 
 def setUpModule():

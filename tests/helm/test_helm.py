@@ -137,8 +137,30 @@ class Chart(unittest.TestCase):
         vwc = full[("ValidatingWebhookConfiguration", "kubegap")]
         self.assertEqual(vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], f"{NS}/kubegap-tls")
 
+    def test_helm_test_hook_posts_a_review_through_the_service(self):
+        rendered = helm("template", "kg", CHART, "-n", NS, "--show-only", "templates/tests/test-review.yaml").stdout
+        pod = objects(rendered)[("Pod", "kubegap-webhook-test-review")]
+        self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook"], "test")
+        script = pod["spec"]["containers"][0]["command"][-1]
+        self.assertIn("https://kubegap-webhook.kubegap-system.svc/validate", script)
+        self.assertIn("--cacert /tls/ca.crt", script)
+        # The review it posts is one the webhook answers with a warning (its own JSON).
+        review = script.split("--data '", 1)[1].split("'", 1)[0]
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write(review)
+        try:
+            checked = subprocess.run([WEBHOOK, "check", "-o", "json", f.name], capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(checked.returncode, 0, checked.stderr)
+        findings = [x["check"] for o in json.loads(checked.stdout)["objects"] for x in o["findings"]
+                    if x["outcome"] == "finding"]
+        self.assertIn("zone-spread", findings)
+        off = helm("template", "kg", CHART, "-n", NS, "--set", "helmTest.enabled=false").stdout
+        self.assertNotIn("helm.sh/hook: test", off)
+
     def test_chart_and_kustomize_base_agree(self):
-        chart = objects(helm("template", "kg", CHART, "-n", NS).stdout)
+        chart = objects(helm("template", "kg", CHART, "-n", NS, "--set", "helmTest.enabled=false").stdout)
         base = objects(CP.kubectl("kustomize", os.path.join(SOURCE, "manifests", "base")).stdout)
         # Helm's convention: the namespace is made by `helm install --create-namespace`;
         # the chart's self-signed Secret is the overlay's (generate.sh) in kustomize.

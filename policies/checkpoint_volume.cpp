@@ -20,22 +20,14 @@
 namespace kubegap {
 namespace {
 
-// Volume sources whose data lives outside the node and outlives the pod. The cloud
-// block devices are in-tree network disks too (deprecated, still accepted).
-constexpr std::array<std::string_view, 14> kDurableSources = {
-    "persistentVolumeClaim", "nfs",         "cephfs",        "rbd",
-    "iscsi",                 "azureFile",   "glusterfs",     "fc",
-    "gcePersistentDisk",     "awsElasticBlockStore", "azureDisk", "cinder",
-    "portworxVolume",        "vsphereVolume"};
-
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
 bool is_durable(const Volume& volume, const Policy& policy) {
   if (volume.source == "csi") return contains(policy.durable_csi_drivers, volume.csi_driver);
-  return std::find(kDurableSources.begin(), kDurableSources.end(), volume.source) !=
-         kDurableSources.end();
+  return std::find(kDurableVolumeSources.begin(), kDurableVolumeSources.end(), volume.source) !=
+         kDurableVolumeSources.end();
 }
 
 // VolumeIndex: volumes by name, built once per pod so that a pod with many mounts and

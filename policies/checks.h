@@ -5,6 +5,7 @@
 // found (message and short reason) or nothing. evaluate() (policies/evaluate.h) handles
 // classification, exemptions and merging across the parts of a workload.
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <span>
@@ -66,6 +67,15 @@ struct CheckDefinition {
   std::vector<std::string> cases;  // case ids; the first is printed in warnings, so the strongest
   CheckFn run;
 };
+
+// kDurableVolumeSources: volume sources whose data lives outside the node and outlives
+// the pod (the cloud block devices are in-tree network disks too, deprecated, still
+// accepted); a `csi` volume is durable when its driver is in the policy's list.
+inline constexpr std::array<std::string_view, 14> kDurableVolumeSources = {
+    "persistentVolumeClaim", "nfs",         "cephfs",        "rbd",
+    "iscsi",                 "azureFile",   "glusterfs",     "fc",
+    "gcePersistentDisk",     "awsElasticBlockStore", "azureDisk", "cinder",
+    "portworxVolume",        "vsphereVolume"};
 
 // CheckpointVolumeCheck: checkpoints would not outlive the pod (the writable mounts of the
 // containers that train).

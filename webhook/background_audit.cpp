@@ -26,11 +26,6 @@ namespace {
 namespace net = boost::asio;
 using http_verb = boost::beast::http::verb;
 
-std::string string_at(const rapidjson::Value* object, const char* name) {
-  const rapidjson::Value* v = JsonReader::member(object, name);
-  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
 std::int64_t int_at(const rapidjson::Value* object, const char* name) {
   const rapidjson::Value* v = JsonReader::member(object, name);
   return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
@@ -70,7 +65,7 @@ std::string describe(const KubeResponse& r) {
   if (!r.error.empty()) return r.error;
   rapidjson::Document doc;
   doc.Parse(r.body.data(), r.body.size());
-  const std::string message = doc.IsObject() ? string_at(&doc, "message") : std::string();
+  const std::string message = doc.IsObject() ? JsonReader::string_member(&doc, "message") : std::string();
   return "HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message);
 }
 
@@ -101,16 +96,16 @@ std::string micro_time(std::chrono::system_clock::time_point t) {
 std::optional<LeaseRecord> parse_lease(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject() || string_at(&doc, "kind") != "Lease") return std::nullopt;
+  if (doc.HasParseError() || !doc.IsObject() || JsonReader::string_member(&doc, "kind") != "Lease") return std::nullopt;
   const rapidjson::Value* meta = JsonReader::member(&doc, "metadata");
   const rapidjson::Value* spec = JsonReader::member(&doc, "spec");
   LeaseRecord r;
-  r.resource_version = string_at(meta, "resourceVersion");
+  r.resource_version = JsonReader::string_member(meta, "resourceVersion");
   if (spec != nullptr && spec->IsObject()) {
-    r.holder = string_at(spec, "holderIdentity");
+    r.holder = JsonReader::string_member(spec, "holderIdentity");
     r.duration_seconds = int_at(spec, "leaseDurationSeconds");
-    r.renew_time = string_at(spec, "renewTime");
-    r.acquire_time = string_at(spec, "acquireTime");
+    r.renew_time = JsonReader::string_member(spec, "renewTime");
+    r.acquire_time = JsonReader::string_member(spec, "acquireTime");
     r.transitions = int_at(spec, "leaseTransitions");
   }
   return r;
@@ -390,7 +385,7 @@ void BackgroundAudit::write_reports(const CheckReport& report, ScanStats& stats)
       rapidjson::Document current, next;
       current.Parse(existing.body.data(), existing.body.size());
       next.Parse(doc.json.data(), doc.json.size());
-      const std::string version = string_at(JsonReader::member(&current, "metadata"), "resourceVersion");
+      const std::string version = JsonReader::string_member(JsonReader::member(&current, "metadata"), "resourceVersion");
       next["metadata"].AddMember("resourceVersion", rapidjson::Value(version.c_str(), next.GetAllocator()),
                                  next.GetAllocator());
       wrote = send(http_verb::put, item, to_json(next));
@@ -416,7 +411,7 @@ void BackgroundAudit::write_reports(const CheckReport& report, ScanStats& stats)
     if (items == nullptr || !items->IsArray()) continue;
     for (const auto& it : items->GetArray()) {
       const rapidjson::Value* meta = JsonReader::member(&it, "metadata");
-      const std::string name = string_at(meta, "name"), namespace_name = string_at(meta, "namespace");
+      const std::string name = JsonReader::string_member(meta, "name"), namespace_name = JsonReader::string_member(meta, "namespace");
       if (name != kReportName || wanted.contains(namespace_name)) continue;
       const KubeResponse deleted = send(http_verb::delete_, collection(namespace_name) + "/" + name);
       if (!deleted.error.empty() || (deleted.status != 200 && deleted.status != 404)) {

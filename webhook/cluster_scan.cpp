@@ -26,8 +26,7 @@ const rapidjson::Value* member(const rapidjson::Value& object, const char* name)
 }
 
 std::string string_member(const rapidjson::Value& object, const char* name) {
-  const rapidjson::Value* v = member(object, name);
-  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+  return JsonReader::string_member(&object, name);
 }
 
 // parse_kind: the document if it parses to an object of `kind` (a missing kind is taken

@@ -27,6 +27,11 @@ void JsonReader::fail(const JsonPath& path, std::string_view what) {
   if (error_.empty()) error_ = path.render() + ": " + std::string(what);
 }
 
+std::string JsonReader::string_member(const rapidjson::Value* object, std::string_view name) {
+  const rapidjson::Value* v = member(object, name);
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+}
+
 const rapidjson::Value* JsonReader::member(const rapidjson::Value* object, std::string_view name) {
   if (object == nullptr || !object->IsObject()) return nullptr;
   const auto it = object->FindMember(

@@ -38,6 +38,9 @@ class JsonReader {
   // member: the member `name` of `object` when it is present and not null; nullptr
   // otherwise (also when `object` is not an object: the caller checks that once).
   static const rapidjson::Value* member(const rapidjson::Value* object, std::string_view name);
+  // string_member: the member `name` when it is a string, else "" (for documents where a
+  // missing or mistyped field is not an error: discovery, list metadata, Leases).
+  static std::string string_member(const rapidjson::Value* object, std::string_view name);
 
   // object: `value` if it is an object; nullptr (and an error unless null) otherwise.
   const rapidjson::Value* object(const rapidjson::Value* value, const JsonPath& path);

@@ -78,4 +78,15 @@ void walk_template_path(JsonReader& reader, const Value& root, const JsonPath& r
   step(reader, root, path, root_path, "", visit);
 }
 
+std::vector<TemplatePathSegment> template_path_segments(std::string_view path) {
+  std::vector<TemplatePathSegment> out;
+  for (std::size_t at = 0; !path.empty() && at <= path.size();) {
+    const std::size_t dot = path.find('.', at);
+    const std::size_t end = dot == std::string_view::npos ? path.size() : dot;
+    out.push_back(parse_template_segment(path.substr(at, end - at)));
+    at = end + 1;
+  }
+  return out;
+}
+
 }  // namespace kubegap

@@ -26,6 +26,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/document.h>
 
@@ -42,6 +43,10 @@ struct TemplatePathSegment {
 
 // parse_template_segment: `text` as a segment (not validated: see validate_template_path).
 TemplatePathSegment parse_template_segment(std::string_view text);
+
+// template_path_segments: `path` split into its segments (not validated); none for the
+// empty path. The views point into `path`.
+std::vector<TemplatePathSegment> template_path_segments(std::string_view path);
 
 // validate_template_path: empty when `path` follows the grammar, else what is wrong.
 std::string validate_template_path(std::string_view path);

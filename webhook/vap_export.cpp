@@ -97,13 +97,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
     if (const std::string problem = validate_template_path(location.path); !problem.empty()) {
       throw ConfigError("export vap: " + row.kind + ": template path \"" + location.path + "\": " + problem);
     }
-    std::vector<TemplatePathSegment> parsed;
-    for (std::size_t at = 0; !location.path.empty() && at <= location.path.size();) {
-      const std::size_t dot = location.path.find('.', at);
-      const std::size_t end = dot == std::string::npos ? location.path.size() : dot;
-      parsed.push_back(parse_template_segment(std::string_view(location.path).substr(at, end - at)));
-      at = end + 1;
-    }
+    const std::vector<TemplatePathSegment> parsed = template_path_segments(location.path);
     const auto* segments = &parsed;
     const auto iterating = std::count_if(segments->begin(), segments->end(),
                                          [](const TemplatePathSegment& s) { return s.array || s.field == "*"; });
@@ -364,22 +358,13 @@ std::string alternation(const std::vector<std::string>& items, bool dash_or_unde
 // elements_at: CEL for the list of values a template path reaches (fields and `[]`
 // arrays only: the paths of claim templates, job volumes and entrypoints), flattened.
 std::string elements_at(const std::string& path) {
-  std::vector<std::string> segments;
-  for (std::size_t at = 0; at <= path.size();) {
-    const std::size_t dot = path.find('.', at);
-    const std::size_t end = dot == std::string::npos ? path.size() : dot;
-    segments.push_back(path.substr(at, end - at));
-    at = end + 1;
-  }
+  const std::vector<TemplatePathSegment> segments = template_path_segments(path);
   // Built from the last segment back: each array maps its elements and flattens.
   std::function<std::string(const std::string&, std::size_t, int)> walk = [&](const std::string& base, std::size_t i,
                                                                            int depth) -> std::string {
     if (i == segments.size()) return "[" + base + "]";
-    std::string field = segments[i];
-    const auto bracket = field.find('[');
-    const std::string name = bracket == std::string::npos ? field : field.substr(0, bracket);
-    const std::string at = base + "." + name;
-    if (bracket == std::string::npos) return "(has(" + at + ") ? " + walk(at, i + 1, depth) + " : [])";
+    const std::string at = base + "." + std::string(segments[i].field);
+    if (!segments[i].array) return "(has(" + at + ") ? " + walk(at, i + 1, depth) + " : [])";
     const std::string e = "e" + std::to_string(depth);
     return "(has(" + at + ") ? " + at + ".map(" + e + ", " + walk(e, i + 1, depth + 1) + ").flatten() : [])";
   };
@@ -387,16 +372,14 @@ std::string elements_at(const std::string& path) {
 }
 
 std::vector<Variable> checkpoint_variables(const WorkloadKind& row, const Policy& policy) {
-  // The volume sources whose data outlives the pod (policies/checkpoint_volume.cpp).
-  static const std::vector<std::string> kDurable = {
-      "persistentVolumeClaim", "nfs", "cephfs", "rbd", "iscsi", "azureFile", "glusterfs", "fc", "gcePersistentDisk",
-      "awsElasticBlockStore", "azureDisk", "cinder", "portworxVolume", "vsphereVolume"};
+  // The volume sources whose data outlives the pod: the webhook's own list.
+  const std::vector<std::string> durable_sources(kDurableVolumeSources.begin(), kDurableVolumeSources.end());
   static const std::vector<std::string> kOther = {
       "emptyDir", "hostPath", "ephemeral", "configMap", "secret", "projected", "downwardAPI", "csi", "image",
       "gitRepo", "flexVolume", "flocker", "quobyte", "scaleIO", "storageos", "photonPersistentDisk"};
   std::string source = "''";
   for (auto it = kOther.rbegin(); it != kOther.rend(); ++it) source = "has(v." + *it + ") ? '" + *it + "' : " + source;
-  for (auto it = kDurable.rbegin(); it != kDurable.rend(); ++it) source = "has(v." + *it + ") ? '" + *it + "' : " + source;
+  for (auto it = durable_sources.rbegin(); it != durable_sources.rend(); ++it) source = "has(v." + *it + ") ? '" + *it + "' : " + source;
   const std::string accel_match = accelerator_match(policy.accelerator_resources);
   const std::string requests_accel = "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, " +
                                      accel_match + ")) || (has(c.resources.requests) && c.resources.requests.exists(r, " +
@@ -486,7 +469,7 @@ std::vector<Variable> checkpoint_variables(const WorkloadKind& row, const Policy
            v + "[1] == 'hostPath' ? 'a pod rescheduled to another node starts with none of them' : 'not known to be "
            "durable, a replacement pod may start with none of them')";
   };
-  const std::string durable = "(v[1] in " + list_of(kDurable) + " || (v[1] == 'csi' && v[2] in " +
+  const std::string durable = "(v[1] in " + list_of(durable_sources) + " || (v[1] == 'csi' && v[2] in " +
                               list_of(policy.durable_csi_drivers) + "))";
   // Per part, its checkpoint-looking mounts whose volume is declared and not durable
   // (serving: not those an init container stages).

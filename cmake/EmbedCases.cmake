@@ -1,7 +1,7 @@
 # Writes OUTPUT: a C++ source holding each case file in INPUTS as a raw string, so the
 # case library is part of the binary and cannot drift from the files in cases/.
 set(body "// Generated from cases/*.yaml by cmake/EmbedCases.cmake. Do not edit.\n")
-string(APPEND body "#include \"webhook/case_library.h\"\n\nnamespace kubegap {\n\n")
+string(APPEND body "#include \"webhook/core/case_library.h\"\n\nnamespace kubegap {\n\n")
 string(APPEND body "const std::vector<EmbeddedCaseFile>& embedded_case_files() {\n")
 string(APPEND body "  static const std::vector<EmbeddedCaseFile> kFiles = {\n")
 foreach(path IN LISTS INPUTS)

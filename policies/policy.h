@@ -33,7 +33,7 @@ enum class CheckAction { kWarn, kAudit };
 
 // PodTemplateLocation: where a workload kind keeps one kind of pod template.
 //
-// `path` follows the template path grammar (webhook/template_path.h): dot-separated
+// `path` follows the template path grammar (webhook/core/template_path.h): dot-separated
 // from the object's root; `name[key]` walks every element of the array `name`, labelled
 // by the element's string member `key`; `name[]` walks every element, labelled by its
 // index; `*` walks every member of an object, labelled by the member's name. An empty

@@ -1273,16 +1273,16 @@ class FakeApiServer:
     GARBAGE = ["200 wrong shape", "cut body", "not HTTP", "plaintext", "HTTP 500", "200 not JSON",
                "TLS then close", "close at once", "403 Status"]
 
-    def __init__(self, port, certs):
+    def __init__(self, listener, certs):
+        """`listener`: a socket already bound to the port (held since before the webhook
+        was pointed at it, so no other process can take the port meanwhile)."""
         self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.ctx.load_cert_chain(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"))
         self.mode = "garbage"
         self.poison = threading.Event()
         self.served = collections.Counter()
         self.pdbs, self.nodes = [], []
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", port))
+        self.listener = listener
         self.listener.listen(64)
         self.stopped = threading.Event()
         self.conns = []
@@ -1392,14 +1392,13 @@ class FakeApiServer:
         s.close()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_apiserver():
-    port = free_port()  # nothing listens there yet: "unreachable"
+    # The API server's port: bound (port 0) and held, never released, but not listened on
+    # yet, so connections are refused ("unreachable") and no other process can take the
+    # port before the fake API server listens on this very socket.
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
     kubeconfig = os.path.join(TMP, "kubeconfig")
     with open(kubeconfig, "w") as f:
         f.write(f"""apiVersion: v1
@@ -1459,7 +1458,7 @@ current-context: fake
           f"apiserver: unreachable: disruption-budget is 'not evaluated' in every review {list(annotations)}")
 
     # 2. Garbage: a fake API server answering every request with a broken reply.
-    fake = FakeApiServer(port, CERTS)
+    fake = FakeApiServer(held, CERTS)
     time.sleep(9)
     garbage = errors()
     annotations = phase_annotations()

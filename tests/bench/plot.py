@@ -1,4 +1,4 @@
-"""The harness's two plots (README, Performance): the latency CDF of the webhook and of the
+"""The harness's two plots (docs/performance.md, "How to measure"): the latency CDF of the webhook and of the
 transport floor at the same offered rate (from h2load's --log-file of each), and review
 cost by cluster size (review_bench --series). Needs matplotlib (python3-matplotlib);
 without it, says so and exits 0: a plot is a report, not a test.

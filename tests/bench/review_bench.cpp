@@ -23,7 +23,7 @@
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
-#include "webhook/review_handler.h"
+#include "webhook/core/review_handler.h"
 
 namespace {
 

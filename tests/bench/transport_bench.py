@@ -14,6 +14,7 @@ fewer).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -36,6 +37,24 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def serving_ports(log_path, proc, timeout=20):
+    """The webhook's bound (listen, health_listen) ports, from its JSON "serving" line."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(log_path) as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if entry.get("msg") == "serving":
+                    return (int(entry["listen"].rsplit(":", 1)[1]), int(entry["health_listen"].rsplit(":", 1)[1]))
+        if proc.poll() is not None:
+            sys.exit(f"kubegap-webhook exited ({proc.returncode}) before serving")
+        time.sleep(0.05)
+    sys.exit(f"kubegap-webhook did not log 'serving' within {timeout} s")
 
 
 def wait_port(port, proc, what, timeout=20):
@@ -75,15 +94,17 @@ class Servers:
         return cpus()[1:] or cpus()
 
     def start_webhook(self, threads):
-        port, health_port = free_port(), free_port()
-        log = open(os.path.join(self.tmp, f"webhook-{threads}.log"), "w")
+        # Port 0 for both listeners: the bound ports are read back from the "serving" log
+        # line, so no port is picked, released and hoped to be free still.
+        log_path = os.path.join(self.tmp, f"webhook-{threads}.log")
+        log = open(log_path, "w")
         proc = subprocess.Popen(pinned(self.server_cores() if threads == 1 else cpus(), [
             self.webhook, "serve", "--tls-cert", os.path.join(self.certs, "tls.crt"),
-            "--tls-key", os.path.join(self.certs, "tls.key"), "--listen", f"127.0.0.1:{port}",
-            "--health-listen", f"127.0.0.1:{health_port}", "--threads", str(threads), "--log-format", "json"]),
+            "--tls-key", os.path.join(self.certs, "tls.key"), "--listen", "127.0.0.1:0",
+            "--health-listen", "127.0.0.1:0", "--threads", str(threads), "--log-format", "json"]),
             stdout=log, stderr=subprocess.STDOUT)
         self.procs.append(proc)
-        wait_port(port, proc, "kubegap-webhook")
+        port, health_port = serving_ports(log_path, proc)
         self.health_ports[proc.pid] = health_port
         return proc, port
 
@@ -99,8 +120,16 @@ class Servers:
             sys.exit(f"the webhook's answer is not an allowed review with warnings: {answer[:300]!r}")
         return answer.decode()
 
-    def start_nginx(self, response):
-        port = free_port()
+    def start_nginx(self, response, attempts=3):
+        # nginx cannot listen on port 0 and tell us the port, so it gets a free one; if
+        # another process takes it first, nginx fails to bind and exits: try another.
+        for attempt in range(attempts):
+            started = self._start_nginx_on(response, free_port(), last=attempt == attempts - 1)
+            if started:
+                return started
+        raise AssertionError("unreachable")
+
+    def _start_nginx_on(self, response, port, last):
         prefix = os.path.join(self.tmp, "nginx")
         os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
         # nginx's quoted strings take \\ and \' escapes; the JSON has backslashes.
@@ -130,9 +159,25 @@ http {{
   }}
 }}
 """)
+        pid_file = os.path.join(prefix, "nginx.pid")
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(pid_file)  # a previous run's: the new one writes it once bound
         proc = subprocess.Popen(pinned(self.server_cores(), [nginx_binary(), "-p", prefix, "-c", conf]),
                                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(prefix, "logs", "stderr"), "w"))
         self.procs.append(proc)
+        # nginx writes its pid file only once its listening socket is bound: until then a
+        # connect could reach whoever else holds the port. Exiting instead (after its bind
+        # retries) with "Address already in use" means the port was taken: try another.
+        deadline = time.monotonic() + 20
+        while proc.poll() is None and not os.path.exists(pid_file) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if proc.poll() is not None and not last:
+            logs = ""
+            for name in ("stderr", "error.log"):
+                with contextlib.suppress(OSError), open(os.path.join(prefix, "logs", name)) as err:
+                    logs += err.read()
+            if "Address already in use" in logs:
+                return None
         wait_port(port, proc, "nginx")
         return proc, port
 

@@ -116,14 +116,15 @@ expect 0 '"id": "osm-amsterdam-power-2022"' "cases CASE-ID --output json" -- cas
 expect 0 "^zone-spread: " "cases CHECK-ID prints that check" -- cases zone-spread
 expect 2 'no case or check "nope"' "cases with an unknown id exits 2 naming it" -- cases nope
 
-# The README's copy of `cases` and the cases column of its check table match the binary.
-if python3 - "$bin" "$src/README.md" <<'PY'
+# The copy of `cases` in docs/checks.md and the cases column of the README's check table
+# match the binary.
+if python3 - "$bin" "$src/README.md" "$src/docs/checks.md" <<'PY'
 import json, re, subprocess, sys
-binary, readme = sys.argv[1], open(sys.argv[2]).read()
+binary, readme, checks_doc = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read()
 text = subprocess.run([binary, "cases"], check=True, capture_output=True, text=True).stdout
-block = re.search(r"### Why each check cites its cases.*?```text\n(.*?)```", readme, re.S)
-assert block, "README: no ```text block under 'Why each check cites its cases'"
-assert block.group(1) == text, "README's copy of `kubegap-webhook cases` differs: regenerate it"
+block = re.search(r"#+ Why each check cites its cases.*?```text\n(.*?)```", checks_doc, re.S)
+assert block, "docs/checks.md: no ```text block under 'Why each check cites its cases'"
+assert block.group(1) == text, "docs/checks.md's copy of `kubegap-webhook cases` differs: regenerate it"
 doc = json.loads(subprocess.run([binary, "cases", "--output", "json"], check=True, capture_output=True, text=True).stdout)
 for check in doc["checks"]:
     row = re.search(r"^\| `" + re.escape(check["id"]) + r"` \|.*\| ([^|]*) \|$", readme, re.M)
@@ -131,7 +132,7 @@ for check in doc["checks"]:
     listed = [c.strip() for c in row.group(1).split(",")]
     assert listed == [c["id"] for c in check["cases"]], (check["id"], listed)
 PY
-then pass "README's case list and check table match cases"; else fail "README's case list and check table differ from cases"; fi
+then pass "docs/checks.md's case list and the README's check table match cases"; else fail "docs/checks.md's case list or the README's check table differ from cases"; fi
 
 # Every relative link in the README names a file in the repository.
 missing=$(cd "$src" && grep -ohE '\]\([^)#]+' README.md | sed 's/^](//' | grep -v '^https\?:' | sort -u |

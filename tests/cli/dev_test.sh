@@ -73,5 +73,46 @@ if [[ $(cat "$tmp/cmake-args") == "cmake --install build/release --prefix $tmp/p
   pass "install runs cmake --install build/release --prefix PREFIX"
 else fail "install ran: $(cat "$tmp/cmake-args" 2>&1)"; fi
 
+# test: ctest's summary ends the output; when tests were skipped, one line after it names
+# them and the reasons they printed (read from ctest's JUnit files). ctest is a stand-in
+# that writes a JUnit file with the given test cases.
+junit_case() {  # NAME [SKIP_REASON]
+  if [[ -n ${2:-} ]]; then
+    printf '<testcase name="%s" status="notrun"><skipped message="SKIP_RETURN_CODE=77"/><system-out>%s\n</system-out></testcase>' \
+      "$1" "skipped: $2"
+  else printf '<testcase name="%s" status="run"><system-out>ok</system-out></testcase>' "$1"; fi
+}
+fake_ctest() {  # the body of a ctest() that writes $bench_cases or $suite_cases
+  cat <<'FAKE'
+ctest() {
+  local out= label=
+  while (($#)); do case $1 in --output-junit) out=$2; shift ;; -L) label=bench ;; esac; shift; done
+  local cases=$suite_cases
+  [[ $label == bench ]] && cases=$bench_cases
+  printf '<?xml version="1.0"?><testsuite>%s</testsuite>' "$cases" >"$out"
+  printf '\n100%% tests passed, 0 tests failed out of 3\n\nTotal Test time (real) =   1.00 sec\n'
+}
+FAKE
+}
+stubs="deps() { :; }; build() { :; }; $(fake_ctest)"
+suite_cases="$(junit_case unit_a)$(junit_case e2e_pods 'go not on PATH (the e2e tests build kube-apiserver with it)')$(junit_case e2e_scan 'go not on PATH (the e2e tests build kube-apiserver with it)')$(junit_case tsan_server_and_watcher 'build/tsan is not built')"
+bench_cases="$(junit_case perf_bench)"
+out=$(KUBEGAP_JUNIT_DIR=$tmp bench_cases=$bench_cases suite_cases=$suite_cases in_dev "$stubs; test_all" 2>/dev/null); rc=$?
+last=$(tail -n 1 <<<"$out")
+want="skipped 3 test(s): e2e_pods, e2e_scan: go not on PATH (the e2e tests build kube-apiserver with it); tsan_server_and_watcher: build/tsan is not built"
+if [[ $rc -eq 0 && $last == "$want" && $(tail -n 2 <<<"$out" | head -n 1) == "Total Test time"* ]]; then
+  pass "test: after ctest's summary, one line names the skipped tests and why"
+else fail "test with skips: exit $rc, last line: $last, output: $out"; fi
+suite_cases="$(junit_case unit_a)$(junit_case unit_b)"
+out=$(KUBEGAP_JUNIT_DIR=$tmp bench_cases=$bench_cases suite_cases=$suite_cases in_dev "$stubs; test_all" 2>/dev/null); rc=$?
+if [[ $rc -eq 0 && $(tail -n 1 <<<"$out") == "Total Test time"* ]]; then
+  pass "test: nothing skipped, ctest's summary ends the output"
+else fail "test without skips: exit $rc, output: $out"; fi
+bench_cases="$(junit_case check_bench 'build/release/kubegap-webhook is not built')"
+out=$(KUBEGAP_JUNIT_DIR=$tmp bench_cases=$bench_cases suite_cases=$suite_cases in_dev "$stubs; test_all" 2>/dev/null); rc=$?
+if [[ $rc -eq 0 && $(tail -n 1 <<<"$out") == "skipped 1 test(s): check_bench: build/release/kubegap-webhook is not built" ]]; then
+  pass "test: a benchmark skipped in the first run is named too"
+else fail "test with a skipped benchmark: exit $rc, output: $out"; fi
+
 echo "# ./dev: $failures failure(s)"
 [[ $failures -eq 0 ]]

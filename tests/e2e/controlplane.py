@@ -66,7 +66,10 @@ rules:
 
 
 def free_port():
-    """A port nothing listens on now (bind port 0, read it, release it)."""
+    """A port nothing listens on now (bind port 0, read it, release it). Only for etcd and
+    kube-apiserver, which cannot listen on port 0 and report the port: another process may
+    take it before they bind, so ControlPlane._start_on_free_port retries on another. The
+    webhook listens on port 0 and its bound ports are read from its "serving" line."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -150,38 +153,66 @@ class ControlPlane:
 
     def _wait(self, what, predicate, timeout, process=None):
         deadline = time.monotonic() + timeout
+        last_error = None
         while time.monotonic() < deadline:
             if process is not None and self.processes[process].poll() is not None:
                 raise RuntimeError(f"{process} exited while waiting for {what}:\n{self.process_log(process)[-4000:]}")
-            with contextlib.suppress(Exception):
+            try:
                 if predicate():
                     return
+            except Exception as e:  # noqa: BLE001 - kept for the message below
+                last_error = e
             time.sleep(0.2)
         tail = self.process_log(process)[-4000:] if process else ""
-        raise TimeoutError(f"timed out after {timeout} s waiting for {what}\n{tail}")
+        reason = f" (last error: {last_error!r})" if last_error is not None else ""
+        raise TimeoutError(f"timed out after {timeout} s waiting for {what}{reason}\n{tail}")
 
     # --- etcd and kube-apiserver -----------------------------------------------------
 
+    def _start_on_free_port(self, name, start, attempts=3):
+        """start(port) spawns process `name` on `port` and waits until it is ready. If the
+        process exits because another took the port between free_port() and its bind,
+        it is started again on another port (at most `attempts` times)."""
+        for attempt in range(attempts):
+            port = free_port()
+            path = os.path.join(self.dir, f"{name}.log")
+            offset = os.path.getsize(path) if os.path.exists(path) else 0
+            try:
+                start(port)
+                return port
+            except RuntimeError:
+                with open(path, errors="replace") as f:
+                    f.seek(offset)
+                    taken = "address already in use" in f.read().lower()
+                if not taken or attempt == attempts - 1:
+                    raise
+                log(f"{name}: port {port} was taken before it could bind; trying another")
+                self.processes.pop(name, None)
+
     def _start_etcd(self):
-        self.etcd_port = free_port()
-        url = f"http://127.0.0.1:{self.etcd_port}"
-        self._spawn("etcd", [
-            os.path.join(self.bin_dir, "etcd"),
-            "--data-dir", os.path.join(self.dir, "etcd"),
-            "--listen-client-urls", url, "--advertise-client-urls", url,
-            "--listen-peer-urls", "http://127.0.0.1:0",
-            "--unsafe-no-fsync",
-        ])
+        def start(port):
+            self.etcd_port = port
+            url = f"http://127.0.0.1:{port}"
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(os.path.join(self.dir, "etcd"))
+            self._spawn("etcd", [
+                os.path.join(self.bin_dir, "etcd"),
+                "--data-dir", os.path.join(self.dir, "etcd"),
+                "--listen-client-urls", url, "--advertise-client-urls", url,
+                "--listen-peer-urls", "http://127.0.0.1:0",
+                "--unsafe-no-fsync",
+            ])
 
-        def healthy():
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                return json.load(r).get("health") == "true"
+            def healthy():
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+                    return json.load(r).get("health") == "true"
 
-        self._wait("etcd", healthy, 60, "etcd")
-        log(f"etcd ready on {url}")
+            self._wait("etcd", healthy, 60, "etcd")
+
+        self._start_on_free_port("etcd", start)
+        log(f"etcd ready on http://127.0.0.1:{self.etcd_port}")
 
     def _start_apiserver(self):
-        self.apiserver_port = free_port()
         cert_dir = os.path.join(self.dir, "apiserver-certs")
         os.makedirs(cert_dir)
         sa_key = os.path.join(self.dir, "sa.key")
@@ -193,6 +224,12 @@ class ControlPlane:
         with open(audit_policy, "w") as f:
             f.write(AUDIT_POLICY)
         admission_config = self._write_admission_config()
+        self._start_on_free_port("kube-apiserver", lambda port: self._spawn_apiserver(
+            port, cert_dir, tokens, sa_key, audit_policy, admission_config))
+        log(f"kube-apiserver ready on https://127.0.0.1:{self.apiserver_port}")
+
+    def _spawn_apiserver(self, port, cert_dir, tokens, sa_key, audit_policy, admission_config):
+        self.apiserver_port = port
         self.apiserver_args = [
             os.path.join(self.bin_dir, "kube-apiserver"),
             f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
@@ -214,11 +251,10 @@ class ControlPlane:
         ]
         self._spawn("kube-apiserver", self.apiserver_args)
         self._wait("kube-apiserver /readyz", lambda: self._get(f"/readyz") == "ok", 180, "kube-apiserver")
-        log(f"kube-apiserver ready on https://127.0.0.1:{self.apiserver_port}")
 
     def _write_admission_config(self):
         """The API server presents the webhook certs' client.crt to every webhook (user
-        "*"), as the README's AdmissionConfiguration shows; the webhook runs with
+        "*"), as the AdmissionConfiguration in docs/security.md shows; the webhook runs with
         --client-ca, so a review without it would fail (and fail open)."""
         client_kubeconfig = os.path.join(self.dir, "webhook-client.kubeconfig")
         with open(client_kubeconfig, "w") as f:
@@ -238,10 +274,16 @@ class ControlPlane:
         self._spawn("kube-apiserver", self.apiserver_args)
         self._wait("kube-apiserver /readyz", lambda: self._get(f"/readyz") == "ok", 180, "kube-apiserver")
 
+    def apiserver_ssl_context(self):
+        """TLS for a test's own requests to the API server: verified against its
+        self-signed certificate (raises until kube-apiserver has written it)."""
+        return ssl.create_default_context(cafile=os.path.join(self.dir, "apiserver-certs", "apiserver.crt"))
+
     def _get(self, path):
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
+        # Verified against the API server's self-signed certificate (written to --cert-dir
+        # before it serves), never with verification off: until the file exists this
+        # raises, and _wait keeps polling.
+        context = self.apiserver_ssl_context()
         request = urllib.request.Request(f"https://127.0.0.1:{self.apiserver_port}{path}",
                                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
         with urllib.request.urlopen(request, context=context, timeout=5) as r:
@@ -263,12 +305,25 @@ class ControlPlane:
         with open(self.kubeconfig, "w") as f:
             json.dump(config, f)
         # kube-apiserver signs its self-signed certificate for its bind and advertise
-        # addresses; if that ever stops matching, fall back to skipping verification.
-        if self.kubectl("get", "--raw", "/readyz", check=False).returncode != 0:
-            config["clusters"][0]["cluster"].pop("certificate-authority-data")
-            config["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
-            with open(self.kubeconfig, "w") as f:
-                json.dump(config, f)
+        # addresses, so kubectl verifies it. Never fall back to skipping verification: a
+        # transient failure is retried for a bounded time, a lasting one fails with
+        # kubectl's reason (a certificate that stopped matching must be seen, not hidden).
+        self.verify_kubeconfig()
+
+    def verify_kubeconfig(self, timeout=30):
+        """kubectl, with the kubeconfig's CA, reaches /readyz within `timeout` seconds;
+        otherwise RuntimeError with kubectl's last error."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = self.kubectl("get", "--raw", "/readyz", check=False)
+            if result.returncode == 0:
+                return
+            if time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"kubectl cannot reach the API server with TLS verification (CA: the API server's "
+                    f"self-signed certificate) after {timeout} s; verification is never turned off. "
+                    f"kubectl said:\n{result.stderr.strip()}")
+            time.sleep(0.5)
 
     def kubectl(self, *args, input=None, check=True, timeout=60):
         result = subprocess.run([os.path.join(self.bin_dir, "kubectl"), "--kubeconfig", self.kubeconfig, *args],

@@ -97,16 +97,16 @@ class Demo(unittest.TestCase):
             ("crds-minimal.yaml", False): set(),
             ("pytorchjob-gaps.yaml", False): ALL_CHECKS,
         }
-        # The README shows the same steps (relative paths) and the first step's warnings.
-        with open(os.path.join(SOURCE, "README.md")) as f:
+        # docs/getting-started.md shows the same steps (relative paths) and the first step's warnings.
+        with open(os.path.join(SOURCE, "docs", "getting-started.md")) as f:
             readme = f.read()
         examples = os.path.join(SOURCE, "manifests", "examples") + "/"
         for command in steps:
             self.assertIn("  " + command.replace(examples, "manifests/examples/") + "\n", readme,
-                          "README's demo steps differ from what ./dev demo prints")
+                          "docs/getting-started.md's demo steps differ from what ./dev demo prints")
         readme_first = re.search(r"^\$ kubectl apply --dry-run=server -f manifests/examples/training-pod-gaps.yaml\n"
                                  r"((?:Warning: .*\n)+)", readme, re.M)
-        self.assertIsNotNone(readme_first, "README: no captured output of the demo's first step")
+        self.assertIsNotNone(readme_first, "docs/getting-started.md: no captured output of the demo's first step")
         seen = set()
         for command in steps:
             key = (os.path.basename(command.split()[-1]), "--dry-run=server" in command)
@@ -126,7 +126,7 @@ class Demo(unittest.TestCase):
             if command == steps[0]:
                 self.assertEqual(readme_first.group(1), "".join(l + "\n" for l in r.stderr.splitlines()
                                                                    if l.startswith("Warning: ")),
-                                 "README's captured warnings differ from the demo's first step")
+                                 "docs/getting-started.md's captured warnings differ from the demo's first step")
             seen |= checks
             log(f"{command.split()[-1]}: {sorted(checks)}")
         self.assertEqual(seen, ALL_CHECKS)

@@ -3,11 +3,15 @@ kube-apiserver say what the webhook says. Every workload and review fixture is a
 --dry-run=server twice: first with the webhook registered (no VAP), then with the VAPs
 applied and the webhook unregistered. For each exported check the warnings must be equal
 (the VAP's carry the API server's "Validation failed for ValidatingAdmissionPolicy ..."
-prefix, which is taken off), except for the differences README.md lists under "Webhook or
+prefix, which is taken off), except for the differences docs/vap.md lists under "Webhook or
 ValidatingAdmissionPolicy?", which are asserted here to be exactly those. The audit
 annotations are compared the same way, on every fixture's objects created for real and
 on the review fixtures' pods. The policies pass the API server's CEL type checking and
-cost estimation (applying them succeeds without a warning).
+cost estimation (applying them succeeds without a warning). The generated CEL is thus
+evaluated by the real API server: on its own, it warns on the gappy GPU pod for every
+exported check and says nothing about the clean fixtures. (The unit tests of the export,
+tests/webhook/report/vap_export_test.cpp, only read the generated text; this is where it
+runs. Without Go on PATH this test is skipped, saying so, as every e2e test.)
 
     python3 tests/e2e/test_vap.py BIN_DIR WEBHOOK_BINARY SOURCE_DIR
 """
@@ -29,7 +33,7 @@ NS = "e2e-vap"
 CHECKS = ("checkpoint-volume", "zone-spread", "gpu-health-tolerations")
 WARNING = re.compile(r"^Warning: (?:Validation failed for ValidatingAdmissionPolicy '[^']+' with binding '[^']+': )?"
                      r"kubegap/([a-z-]+): (.*)$", re.M)
-# What the VAP says differently, by fixture, and why (README: "Webhook or
+# What the VAP says differently, by fixture, and why (docs/vap.md: "Webhook or
 # ValidatingAdmissionPolicy?"). Anything else that differs fails the test.
 KNOWN = {
     # The webhook judges a DaemonSet-owned pod as its DaemonSet (ownerReferences):
@@ -145,6 +149,19 @@ class VapMatchesTheWebhook(unittest.TestCase):
                 by_vap[name] = warnings(f)[0]
         vap_pods, vap_pod_warnings = self.create_pods("v")
         vap_objects = self.created_annotations(files)
+
+        # The exported CEL, evaluated by the API server, on its own terms: the gappy GPU pod
+        # gets a warning from the VAP of every exported check, and the fixtures the webhook
+        # finds nothing in (clean objects) get none from any VAP.
+        self.assertEqual(sorted({c for c, _ in vap_pod_warnings["gpu-pod-gaps.json"]}), sorted(CHECKS),
+                         f"the VAPs on the gappy pod: {vap_pod_warnings['gpu-pod-gaps.json']}")
+        clean = sorted(n for n in by_webhook if not by_webhook[n] and n not in KNOWN)
+        self.assertTrue(clean, "some workload fixture is clean")
+        self.assertEqual({n: by_vap[n] for n in clean if by_vap[n]}, {}, "the VAPs warned about a clean object")
+        clean_pods = sorted(n for n, said in webhook_pod_warnings.items() if not said)
+        self.assertTrue(clean_pods, "some review fixture's pod is clean")
+        self.assertEqual({n: vap_pod_warnings[n] for n in clean_pods if vap_pod_warnings[n]}, {},
+                         "the VAPs warned about a clean pod")
 
         differ = {}
         for name in sorted(by_webhook):

@@ -8,7 +8,8 @@
 
 #include "policies/policy.h"
 #include "tests/fuzz/fuzz_oracle.h"
-#include "webhook/offline_check.h"
+#include "webhook/report/offline_check.h"
+#include "webhook/report/report_render.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

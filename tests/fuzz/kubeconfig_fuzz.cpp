@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/kube_config.h"
-#include "webhook/yaml_json.h"
+#include "webhook/kube/kube_config.h"
+#include "webhook/core/errors.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include "policies/cluster_view.h"
 #include "tests/fuzz/fuzz_oracle.h"
-#include "webhook/policy_loader.h"
-#include "webhook/review_handler.h"
+#include "webhook/core/policy_loader.h"
+#include "webhook/core/review_handler.h"
 
 namespace {
 

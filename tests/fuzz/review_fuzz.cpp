@@ -13,8 +13,8 @@
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
 #include "tests/fuzz/fuzz_oracle.h"
-#include "webhook/cluster_state_file.h"
-#include "webhook/review_handler.h"
+#include "webhook/core/cluster_state_file.h"
+#include "webhook/core/review_handler.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 set -euo pipefail
 fuzzer=$1 src=$2 target=$3 seconds=$4 scratch=${5:-}
 if [[ ! -x $fuzzer ]]; then
-  echo "$fuzzer is not built (./dev build fuzz): skipped"
+  echo "skipped: $fuzzer is not built (the libFuzzer tree: ./dev build fuzz)"
   exit 77
 fi
 [[ -n $scratch ]] || scratch=$(mktemp -d "${TMPDIR:-/tmp}/kubegap-fuzz-$target.XXXXXX")

@@ -1,4 +1,4 @@
-// Fuzz target: a watch stream from the API server (webhook/watch_stream.h). The first
+// Fuzz target: a watch stream from the API server (webhook/kube/watch_stream.h). The first
 // byte sets the chunk size the stream arrives in; the rest is the stream, cut into lines
 // by LineSplitter and applied as events to a Node store and a PDB store, then read once
 // more as a list page; the stores then make a cluster snapshot, as the watcher does.
@@ -12,7 +12,7 @@
 
 #include "policies/cluster_view.h"
 #include "tests/fuzz/fuzz_oracle.h"
-#include "webhook/watch_stream.h"
+#include "webhook/kube/watch_stream.h"
 
 namespace {
 

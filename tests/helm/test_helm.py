@@ -9,12 +9,16 @@ keep the self-signed serving pair and its caBundle.
 """
 
 import base64
+import contextlib
 import copy
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
@@ -97,6 +101,50 @@ def tearDownModule():
         CP.stop()
 
 
+@contextlib.contextmanager
+def loopback_webhook(tmp, certs, *args):
+    """The built webhook serving TLS on 127.0.0.1, port 0 (the bound port read back from
+    its "serving" log line); yields the port and stops it (SIGTERM) afterwards."""
+    log_path = os.path.join(tmp, "webhook.log")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([WEBHOOK, "serve", "--tls-cert", os.path.join(certs, "tls.crt"),
+                                 "--tls-key", os.path.join(certs, "tls.key"), "--listen", "127.0.0.1:0",
+                                 "--health-listen", "127.0.0.1:0", "--log-format", "json", *args],
+                                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        deadline = time.monotonic() + 30
+        while port is None:
+            with open(log_path) as log:
+                for line in log:
+                    entry = json.loads(line)
+                    if entry.get("msg") == "serving":
+                        port = int(entry["listen"].rsplit(":", 1)[1])
+            if port is None:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    with open(log_path) as log:
+                        raise AssertionError(f"the webhook did not serve (exit {proc.poll()}):\n{log.read()}")
+                time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def run_hook(shell, script, tmp, port):
+    """Runs the hook's script as its pod does (`sh -c SCRIPT`), with a curl that connects
+    the Service's name and port to 127.0.0.1:PORT."""
+    bin_dir = os.path.join(tmp, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    wrapper = os.path.join(bin_dir, "curl")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\nexec {shutil.which('curl')} --connect-to "
+                f"kubegap-webhook.{NS}.svc:443:127.0.0.1:{port} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    return subprocess.run([*shell, script], capture_output=True, text=True, env=env, timeout=60)
+
+
 class Chart(unittest.TestCase):
     full = None
 
@@ -131,6 +179,20 @@ class Chart(unittest.TestCase):
         self.assertIn(("ServiceMonitor", "kubegap"), full)
         alerts = [r["alert"] for g in full[("PrometheusRule", "kubegap")]["spec"]["groups"] for r in g["rules"]]
         self.assertEqual(len(alerts), 6, alerts)
+        # Each alert links its runbook page under prometheusRule.runbookBaseUrl (full values:
+        # a trailing slash, which the chart drops); by default, the project's docs/runbooks.
+        for g in full[("PrometheusRule", "kubegap")]["spec"]["groups"]:
+            for rule in g["rules"]:
+                self.assertEqual(rule["annotations"]["runbook_url"],
+                                 f"https://wiki.example/kubegap/runbooks/{rule['alert'].lower()}.md")
+        default = objects(helm("template", "kg", CHART, "-n", NS, "--set", "prometheusRule.enabled=true").stdout)
+        for g in default[("PrometheusRule", "kubegap-webhook")]["spec"]["groups"]:
+            for rule in g["rules"]:
+                url = rule["annotations"]["runbook_url"]
+                self.assertEqual(url, "https://github.com/kubegap/kubegap-webhook/blob/main/docs/runbooks/"
+                                      f"{rule['alert'].lower()}.md")
+                page = os.path.join(SOURCE, "docs", "runbooks", rule["alert"].lower() + ".md")
+                self.assertTrue(os.path.isfile(page), page)
         dashboard = json.loads(full[("ConfigMap", "kubegap-dashboard")]["data"]["kubegap-webhook.json"])
         self.assertEqual(dashboard["uid"], "kubegap-webhook")
         self.assertNotIn(("Secret", "kubegap-tls"), full, "cert-manager makes the Secret")
@@ -141,21 +203,37 @@ class Chart(unittest.TestCase):
         rendered = helm("template", "kg", CHART, "-n", NS, "--show-only", "templates/tests/test-review.yaml").stdout
         pod = objects(rendered)[("Pod", "kubegap-webhook-test-review")]
         self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook"], "test")
-        script = pod["spec"]["containers"][0]["command"][-1]
-        self.assertIn("https://kubegap-webhook.kubegap-system.svc/validate", script)
-        self.assertIn("--cacert /tls/ca.crt", script)
-        # The review it posts is one the webhook answers with a warning (its own JSON).
-        review = script.split("--data '", 1)[1].split("'", 1)[0]
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            f.write(review)
-        try:
-            checked = subprocess.run([WEBHOOK, "check", "-o", "json", f.name], capture_output=True, text=True)
-        finally:
-            os.unlink(f.name)
-        self.assertEqual(checked.returncode, 0, checked.stderr)
-        findings = [x["check"] for o in json.loads(checked.stdout)["objects"] for x in o["findings"]
-                    if x["outcome"] == "finding"]
-        self.assertIn("zone-spread", findings)
+        self.assertEqual(pod["spec"]["volumes"][0]["secret"]["secretName"], "kubegap-webhook-tls")
+        command = pod["spec"]["containers"][0]["command"]
+        # The hook's script, run as the pod runs it (sh -c) against the built webhook serving
+        # on loopback: curl reaches the Service name, kubegap-webhook.kubegap-system.svc:443,
+        # at 127.0.0.1 (--connect-to keeps the name for TLS verification) and the Secret's
+        # ca.crt is where the pod mounts it.
+        with tempfile.TemporaryDirectory(prefix="kubegap-helm-hook-") as tmp:
+            certs = os.path.join(tmp, "certs")
+            subprocess.run([os.path.join(SOURCE, "certs", "gen-certs.sh"), "--out", certs], check=True,
+                           capture_output=True)
+            script = command[-1].replace("/tls/ca.crt", os.path.join(certs, "ca.crt"))
+            self.assertNotIn("/tls/", script, "the hook reads only the mounted ca.crt")
+            # A webhook with the default policy: the hook passes and prints the warning.
+            with loopback_webhook(tmp, certs) as port:
+                run = run_hook(command[:-1], script, tmp, port)
+            self.assertEqual(run.returncode, 0, f"the hook failed against a live webhook:\n{run.stdout}\n{run.stderr}")
+            self.assertIn("kubegap/zone-spread", run.stdout)
+            self.assertIn('"allowed":true', run.stdout)
+            # With every check off the answer carries no warning: the hook must fail, or
+            # it would pass whatever the webhook said.
+            policy = os.path.join(tmp, "no-checks.yaml")
+            with open(policy, "w") as f:
+                f.write("enabledChecks: []\n")
+            with loopback_webhook(tmp, certs, "--policy", policy) as port:
+                run = run_hook(command[:-1], script, tmp, port)
+            self.assertNotEqual(run.returncode, 0, f"the hook passed on an answer without warnings:\n{run.stdout}")
+            # Nothing listening (a port held bound, never listened on): the hook fails too.
+            with socket.socket() as held:
+                held.bind(("127.0.0.1", 0))
+                run = run_hook(command[:-1], script, tmp, held.getsockname()[1])
+            self.assertNotEqual(run.returncode, 0, "the hook passed with no webhook listening")
         off = helm("template", "kg", CHART, "-n", NS, "--set", "helmTest.enabled=false").stdout
         self.assertNotIn("helm.sh/hook: test", off)
 

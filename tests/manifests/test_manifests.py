@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(SOURCE or ".", "tests", "e2e"))
 from controlplane import ControlPlane, WEBHOOK_NAME, WEBHOOK_RULES  # noqa: E402
 
 NS = "kubegap-system"
-IMAGE = "kubegap-webhook:0.1.0"
+IMAGE = "kubegap-webhook:0.2.0"
 OVERLAYS = ("base", "self-signed", "cert-manager")
 SERVICE_DNS = ["kubegap-webhook", "kubegap-webhook.kubegap-system", "kubegap-webhook.kubegap-system.svc",
                "kubegap-webhook.kubegap-system.svc.cluster.local"]

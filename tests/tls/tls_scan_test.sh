@@ -3,7 +3,7 @@
 # only AEAD suites with forward secrecy, no renegotiation, TLS fallback SCSV honoured.
 # Prints the scan. Compression is not tested: Debian's OpenSSL 3 (sslscan's and
 # s_client's) cannot offer it, so no client here could show the server refusing it (the
-# server sets SSL_OP_NO_COMPRESSION, webhook/tls.cpp).
+# server sets SSL_OP_NO_COMPRESSION, webhook/server/tls.cpp).
 #   tests/tls/tls_scan_test.sh BINARY CERT_DIR
 set -uo pipefail
 bin=${1:?usage: tls_scan_test.sh BINARY CERT_DIR} certs=${2:?}

@@ -8,7 +8,7 @@ set -euo pipefail
 src=$1
 tree=$src/build/tsan
 if [[ ! -x $tree/tests/server_test || ! -x $tree/tests/cluster_watcher_test ]]; then
-  echo "build/tsan is not built (cmake --preset tsan && cmake --build --preset tsan): skipped"
+  echo "skipped: build/tsan is not built (the ThreadSanitizer tree: cmake --preset tsan && cmake --build --preset tsan)"
   exit 77
 fi
 # halt_on_error: the first race fails the test instead of scrolling past.

@@ -1,0 +1,397 @@
+// AdmissionReview decoding (the envelope, bad input) and response encoding (escaping,
+// echoing, what is never sent). The handler-level behaviour is in review_handler_test.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/webhook/test_util.h"
+#include "webhook/core/admission_codec.h"
+
+namespace kgtest {
+namespace {
+
+using kubegap::AdmissionResponse;
+using kubegap::DecodedReview;
+using kubegap::decode_review;
+using kubegap::encode_error;
+using kubegap::encode_response;
+using Status = kubegap::DecodedReview::Status;
+
+std::string review_with_request(const std::string& request_json,
+                                const std::string& api_version = "admission.k8s.io/v1") {
+  return R"({"apiVersion":")" + api_version + R"(","kind":"AdmissionReview","request":)" +
+         request_json + "}";
+}
+
+std::string fixture(const char* name) {
+  const auto text = read_text(fixture_path(std::string("reviews/") + name));
+  EXPECT_TRUE(text.has_value()) << name;
+  return text.value_or("");
+}
+
+// ---------------------------------------------------------------------------------------
+// Decoding the envelope
+
+TEST(DecodeReview, ReadsEveryEnvelopeFieldOfARealPodCreate) {
+  const DecodedReview decoded = decode_review(fixture("gpu-pod-gaps.json"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.error, "");
+  const auto& r = decoded.request;
+  EXPECT_EQ(r.api_version, "admission.k8s.io/v1");
+  EXPECT_EQ(r.uid, "0f4e1b6a-3c1d-4a8e-9b52-7d2c1e9a4f10");
+  EXPECT_EQ(r.group, "");
+  EXPECT_EQ(r.version, "v1");
+  EXPECT_EQ(r.kind, "Pod");
+  EXPECT_EQ(r.sub_resource, "");
+  EXPECT_EQ(r.operation, "CREATE");
+  EXPECT_EQ(r.namespace_name, "ml-research");
+  EXPECT_EQ(r.name, "llm-pretrain-0");
+  EXPECT_FALSE(r.dry_run);
+  ASSERT_NE(r.object, nullptr);
+  ASSERT_TRUE(r.object->IsObject());
+  // `object` points into the document the request owns.
+  EXPECT_EQ(str((*r.object)["metadata"]["name"]), "llm-pretrain-0");
+}
+
+TEST(DecodeReview, KeepsTheV1beta1ApiVersionForTheAnswer) {
+  const DecodedReview decoded = decode_review(fixture("gpu-pod-v1beta1.json"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.api_version, "admission.k8s.io/v1beta1");
+}
+
+TEST(DecodeReview, NullObjectDecodesAsNoObject) {
+  const DecodedReview decoded = decode_review(fixture("pod-null-object.json"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.object, nullptr);
+}
+
+TEST(DecodeReview, AbsentObjectDecodesAsNoObject) {
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE"})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.object, nullptr);
+}
+
+TEST(DecodeReview, ReadsSubResourceAndDryRun) {
+  const DecodedReview status = decode_review(fixture("pod-status-subresource.json"));
+  ASSERT_EQ(status.status, Status::kOk) << status.error;
+  EXPECT_EQ(status.request.sub_resource, "status");
+  EXPECT_EQ(status.request.operation, "UPDATE");
+
+  const DecodedReview dry = decode_review(fixture("gpu-pod-dry-run.json"));
+  ASSERT_EQ(dry.status, Status::kOk) << dry.error;
+  EXPECT_TRUE(dry.request.dry_run);
+}
+
+TEST(DecodeReview, GenerateNamePodHasAnEmptyRequestName) {
+  const DecodedReview decoded = decode_review(fixture("gpu-pod-generate-name.json"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.name, "");
+}
+
+TEST(DecodeReview, OnlyAUidIsEnoughForAReview) {
+  const DecodedReview decoded = decode_review(review_with_request(R"({"uid":"only-uid"})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.uid, "only-uid");
+  EXPECT_EQ(decoded.request.kind, "");
+  EXPECT_EQ(decoded.request.operation, "");
+  EXPECT_EQ(decoded.request.object, nullptr);
+}
+
+TEST(DecodeReview, UnknownMembersAreIgnored) {
+  const DecodedReview decoded = decode_review(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","future":[1,{"x":null}],)"
+      R"("request":{"uid":"u","futureField":{"a":[true]},"kind":{"group":"","version":"v1","kind":"Pod","extra":1}}})");
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.kind, "Pod");
+}
+
+TEST(DecodeReview, NullEnvelopeMembersReadAsAbsent) {
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"u","kind":null,"subResource":null,"namespace":null,"name":null,"dryRun":null,"operation":null})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.namespace_name, "");
+  EXPECT_FALSE(decoded.request.dry_run);
+}
+
+TEST(DecodeReview, UidWithEscapesAndUnicodeIsReadExactly) {
+  const DecodedReview decoded =
+      decode_review(review_with_request(R"({"uid":"a\"b\\c\/d \u00fc\u65e5 \ud83d\ude80"})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.uid, "a\"b\\c/d \xC3\xBC\xE6\x97\xA5 \xF0\x9F\x9A\x80");
+}
+
+// A broken envelope member after a readable uid: the review is answered (200) with an
+// `error` annotation, so the error names the JSON path.
+struct UnreadableCase {
+  const char* name;
+  const char* request;
+  const char* error;
+};
+
+class DecodeUnreadableRequest : public ::testing::TestWithParam<UnreadableCase> {};
+
+TEST_P(DecodeUnreadableRequest, KeepsTheUidAndNamesTheBrokenMember) {
+  const DecodedReview decoded = decode_review(review_with_request(GetParam().request));
+  EXPECT_EQ(decoded.status, Status::kUnreadableRequest);
+  EXPECT_EQ(decoded.request.uid, "u-42");
+  EXPECT_EQ(decoded.request.api_version, "admission.k8s.io/v1");
+  EXPECT_EQ(decoded.error, GetParam().error);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EnvelopeTypeErrors, DecodeUnreadableRequest,
+    ::testing::Values(
+        UnreadableCase{"kind_is_a_string", R"({"uid":"u-42","kind":"Pod"})",
+                       "request.kind: expected an object"},
+        UnreadableCase{"kind_kind_is_a_number",
+                       R"({"uid":"u-42","kind":{"group":"","version":"v1","kind":7}})",
+                       "request.kind.kind: expected a string"},
+        UnreadableCase{"group_is_an_array",
+                       R"({"uid":"u-42","kind":{"group":[],"version":"v1","kind":"Pod"}})",
+                       "request.kind.group: expected a string"},
+        UnreadableCase{"operation_is_a_number", R"({"uid":"u-42","operation":1})",
+                       "request.operation: expected a string"},
+        UnreadableCase{"namespace_is_an_object", R"({"uid":"u-42","namespace":{}})",
+                       "request.namespace: expected a string"},
+        UnreadableCase{"sub_resource_is_a_bool", R"({"uid":"u-42","subResource":true})",
+                       "request.subResource: expected a string"},
+        UnreadableCase{"dry_run_is_a_string", R"({"uid":"u-42","dryRun":"true"})",
+                       "request.dryRun: expected a boolean"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// Bodies that are not an AdmissionReview at all: 400.
+struct NotAReviewCase {
+  const char* name;
+  std::string body;
+  const char* error_contains;
+};
+
+class DecodeNotAReview : public ::testing::TestWithParam<NotAReviewCase> {};
+
+TEST_P(DecodeNotAReview, IsRejectedWithAReason) {
+  const DecodedReview decoded = decode_review(GetParam().body);
+  EXPECT_EQ(decoded.status, Status::kNotAReview);
+  EXPECT_NE(decoded.error.find(GetParam().error_contains), std::string::npos) << decoded.error;
+}
+
+const std::string kValidRequest = R"({"uid":"u"})";
+
+INSTANTIATE_TEST_SUITE_P(
+    BadBodies, DecodeNotAReview,
+    ::testing::Values(
+        NotAReviewCase{"empty_body", "", "invalid JSON"},
+        NotAReviewCase{"not_json", "hello, webhook", "invalid JSON"},
+        NotAReviewCase{"truncated", R"({"apiVersion":"admission.k8s.io/v1","kind":"Adm)", "invalid JSON"},
+        NotAReviewCase{"trailing_garbage",
+                       review_with_request(R"({"uid":"u"})") + " {}", "invalid JSON"},
+        NotAReviewCase{"json_array", "[]", "not a JSON object"},
+        NotAReviewCase{"json_string", R"("AdmissionReview")", "not a JSON object"},
+        NotAReviewCase{"json_null", "null", "not a JSON object"},
+        NotAReviewCase{"kind_missing",
+                       R"({"apiVersion":"admission.k8s.io/v1","request":{"uid":"u"}})",
+                       "kind is not AdmissionReview"},
+        NotAReviewCase{"kind_other",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"ConfigMap","request":{"uid":"u"}})",
+                       "kind is not AdmissionReview"},
+        NotAReviewCase{"kind_not_a_string",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":["AdmissionReview"],"request":{"uid":"u"}})",
+                       "kind is not AdmissionReview"},
+        NotAReviewCase{"api_version_unknown", review_with_request(kValidRequest, "admission.k8s.io/v2"),
+                       "apiVersion must be"},
+        NotAReviewCase{"api_version_other_group", review_with_request(kValidRequest, "v1"),
+                       "apiVersion must be"},
+        NotAReviewCase{"api_version_missing",
+                       R"({"kind":"AdmissionReview","request":{"uid":"u"}})", "apiVersion must be"},
+        NotAReviewCase{"request_missing",
+                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+                       "request is missing"},
+        NotAReviewCase{"request_null", review_with_request("null"), "request is missing"},
+        NotAReviewCase{"request_array", review_with_request(R"([{"uid":"u"}])"), "request is missing"},
+        NotAReviewCase{"uid_missing", review_with_request(R"({"operation":"CREATE"})"), "request.uid"},
+        NotAReviewCase{"uid_empty", review_with_request(R"({"uid":""})"), "request.uid"},
+        NotAReviewCase{"uid_number", review_with_request(R"({"uid":12345})"), "request.uid"},
+        NotAReviewCase{"uid_null", review_with_request(R"({"uid":null})"), "request.uid"},
+        NotAReviewCase{"invalid_utf8_byte",
+                       review_with_request("{\"uid\":\"u\",\"name\":\"bad\xFF\"}"), "invalid JSON"},
+        NotAReviewCase{"overlong_utf8",
+                       review_with_request("{\"uid\":\"u\",\"name\":\"\xC0\xAF\"}"), "invalid JSON"},
+        NotAReviewCase{"utf8_surrogate_bytes",
+                       review_with_request("{\"uid\":\"u\",\"name\":\"\xED\xA0\x80\"}"), "invalid JSON"},
+        NotAReviewCase{"lone_surrogate_escape",
+                       review_with_request(R"({"uid":"u","name":"\ud800"})"), "invalid JSON"},
+        NotAReviewCase{"deep_unclosed_arrays", std::string(100000, '['), "invalid JSON"},
+        NotAReviewCase{"deep_closed_arrays", std::string(100000, '[') + std::string(100000, ']'),
+                       "not a JSON object"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(DecodeReview, DeepNestingInsideTheObjectDoesNotExhaustTheStack) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"deep","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","object":{"status":)" +
+      deep + "}}"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.uid, "deep");
+  ASSERT_NE(decoded.request.object, nullptr);
+}
+
+// What no check reads is parsed (so it must be valid JSON) but not kept: the old object of
+// an UPDATE, managedFields and kubectl's last-applied copy of the whole object.
+TEST(DecodeReview, DropsOldObjectManagedFieldsAndLastAppliedButKeepsTheRest) {
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"UPDATE",)"
+      R"("oldObject":{"metadata":{"name":"old"},"spec":{"containers":[{"name":"c"}]}},)"
+      R"("object":{"metadata":{"name":"p","managedFields":[{"manager":"kubectl","fieldsV1":{"f:spec":{}}}],)"
+      R"("annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"kind\":\"Pod\"}",)"
+      R"("kubegap.io/exempt":"zone-spread"},"labels":{"managedFields":"kept"}},)"
+      R"("spec":{"template":{"metadata":{"managedFields":[1]}},"oldObject":{"kept":true},)"
+      R"("list":[{"metadata":null},{"managedFields":"kept"},{"annotations":null},)"
+      R"({"kubectl.kubernetes.io/last-applied-configuration":"kept"}]}}})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  const auto& request = decoded.request.document->operator[]("request");
+  EXPECT_FALSE(request.HasMember("oldObject"));
+  ASSERT_NE(decoded.request.object, nullptr);
+  const auto& metadata = (*decoded.request.object)["metadata"];
+  EXPECT_STREQ(metadata["name"].GetString(), "p");
+  EXPECT_FALSE(metadata.HasMember("managedFields"));
+  ASSERT_TRUE(metadata["annotations"].IsObject());
+  EXPECT_FALSE(metadata["annotations"].HasMember("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_STREQ(metadata["annotations"]["kubegap.io/exempt"].GetString(), "zone-spread");
+  EXPECT_EQ(metadata["annotations"].MemberCount(), 1u);
+  // Only those members in those places: a label of that name, a template's metadata and
+  // an `oldObject` deeper in the object are other things.
+  EXPECT_STREQ(metadata["labels"]["managedFields"].GetString(), "kept");
+  EXPECT_FALSE((*decoded.request.object)["spec"]["template"]["metadata"].HasMember("managedFields"));
+  EXPECT_TRUE((*decoded.request.object)["spec"]["oldObject"]["kept"].GetBool());
+  // An array element's members are judged by where the element is, not by the last key
+  // seen inside the element before it.
+  const auto& list = (*decoded.request.object)["spec"]["list"];
+  ASSERT_EQ(list.Size(), 4u);
+  EXPECT_STREQ(list[1]["managedFields"].GetString(), "kept");
+  EXPECT_STREQ(list[3]["kubectl.kubernetes.io/last-applied-configuration"].GetString(), "kept");
+}
+
+TEST(DecodeReview, ASyntaxErrorInsideADroppedMemberIsStillAnError) {
+  const DecodedReview decoded = decode_review(review_with_request(
+      R"({"uid":"u","oldObject":{"metadata":{"name":}},"object":{}})"));
+  EXPECT_EQ(decoded.status, Status::kNotAReview);
+  EXPECT_NE(decoded.error.find("invalid JSON at offset"), std::string::npos) << decoded.error;
+}
+
+TEST(DecodeReview, ARealApplyDecodesLikeItsObjectWithoutTheCopies) {
+  const auto text = read_text(source_path("tests/bench/reviews/gpu-pod-applied.json"));
+  ASSERT_TRUE(text.has_value());
+  ASSERT_NE(text->find("managedFields"), std::string::npos);
+  const DecodedReview decoded = decode_review(*text);
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  const auto& metadata = (*decoded.request.object)["metadata"];
+  EXPECT_FALSE(metadata.HasMember("managedFields"));
+  EXPECT_FALSE(metadata["annotations"].HasMember("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_TRUE(metadata.HasMember("name"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Encoding the response
+
+TEST(EncodeResponse, EchoesApiVersionKindAndUidAndAlwaysAllows) {
+  for (const char* api_version : {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"}) {
+    const auto doc = parse_json(encode_response(api_version, "uid-123", AdmissionResponse{}));
+    ASSERT_TRUE(doc.IsObject());
+    EXPECT_EQ(str(doc["apiVersion"]), api_version);
+    EXPECT_EQ(str(doc["kind"]), "AdmissionReview");
+    const auto* response = member(doc, "response");
+    ASSERT_NE(response, nullptr);
+    EXPECT_EQ(str((*response)["uid"]), "uid-123");
+    ASSERT_TRUE((*response)["allowed"].IsBool());
+    EXPECT_TRUE((*response)["allowed"].GetBool());
+    EXPECT_EQ(member(doc, "request"), nullptr);
+  }
+}
+
+TEST(EncodeResponse, OmitsEmptyWarningsAndAnnotations) {
+  const auto doc = parse_json(encode_response("admission.k8s.io/v1", "u", AdmissionResponse{}));
+  const auto& response = doc["response"];
+  EXPECT_EQ(member(response, "warnings"), nullptr);
+  EXPECT_EQ(member(response, "auditAnnotations"), nullptr);
+  EXPECT_EQ(response.MemberCount(), 2u);  // uid, allowed
+}
+
+TEST(EncodeResponse, NeverCarriesAPatchOrAStatus) {
+  AdmissionResponse r;
+  r.warnings = {"kubegap/zone-spread: x (case y)"};
+  r.audit_annotations = {{"zone-spread", "pinned"}};
+  const auto doc = parse_json(encode_response("admission.k8s.io/v1", "u", r));
+  const auto& response = doc["response"];
+  for (const char* forbidden : {"patch", "patchType", "status"}) {
+    EXPECT_EQ(member(response, forbidden), nullptr) << forbidden;
+  }
+  EXPECT_EQ(response.MemberCount(), 4u);  // uid, allowed, warnings, auditAnnotations
+}
+
+TEST(EncodeResponse, KeepsWarningOrderAndEveryAnnotation) {
+  AdmissionResponse r;
+  r.warnings = {"second-alphabetically b", "first a", "third c"};
+  r.audit_annotations = {{"zone-spread", "z"}, {"checkpoint-volume", "c"}, {"error", "e"}};
+  const auto doc = parse_json(encode_response("admission.k8s.io/v1", "u", r));
+  const auto& warnings = doc["response"]["warnings"];
+  ASSERT_TRUE(warnings.IsArray());
+  ASSERT_EQ(warnings.Size(), 3u);
+  EXPECT_EQ(str(warnings[0]), "second-alphabetically b");
+  EXPECT_EQ(str(warnings[1]), "first a");
+  EXPECT_EQ(str(warnings[2]), "third c");
+  const auto& annotations = doc["response"]["auditAnnotations"];
+  ASSERT_TRUE(annotations.IsObject());
+  EXPECT_EQ(annotations.MemberCount(), 3u);
+  EXPECT_EQ(str(annotations["zone-spread"]), "z");
+  EXPECT_EQ(str(annotations["checkpoint-volume"]), "c");
+  EXPECT_EQ(str(annotations["error"]), "e");
+}
+
+TEST(EncodeResponse, EscapesQuotesBackslashesAndControlCharactersEverywhere) {
+  const std::string nasty = std::string("q\"b\\s/n\nt\tr\rnul") + '\0' + "\x01\x1f\x7f end";
+  const std::string unicode = "\xC3\xBC \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80";
+  AdmissionResponse r;
+  r.warnings = {nasty, unicode};
+  r.audit_annotations = {{nasty, unicode}, {"k", nasty}};
+  const std::string body = encode_response("admission.k8s.io/v1", nasty, r);
+
+  // The raw text holds no unescaped control byte (JSON forbids them in strings).
+  for (const char c : body) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << "raw control byte in " << body;
+  }
+  const auto doc = parse_json(body);
+  ASSERT_TRUE(doc.IsObject());
+  const auto& response = doc["response"];
+  const auto& uid = response["uid"];
+  EXPECT_EQ(std::string(uid.GetString(), uid.GetStringLength()), nasty);
+  const auto& w0 = response["warnings"][0];
+  EXPECT_EQ(std::string(w0.GetString(), w0.GetStringLength()), nasty);
+  EXPECT_EQ(str(response["warnings"][1]), unicode);
+  const auto& annotations = response["auditAnnotations"];
+  ASSERT_EQ(annotations.MemberCount(), 2u);
+  bool saw_nasty_key = false;
+  for (const auto& m : annotations.GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    const std::string value(m.value.GetString(), m.value.GetStringLength());
+    if (key == nasty) {
+      saw_nasty_key = true;
+      EXPECT_EQ(value, unicode);
+    } else {
+      EXPECT_EQ(key, "k");
+      EXPECT_EQ(value, nasty);
+    }
+  }
+  EXPECT_TRUE(saw_nasty_key);
+}
+
+TEST(EncodeError, IsAJsonObjectWithTheMessage) {
+  const std::string message = "bad \"body\"\n\\ at offset 3";
+  const auto doc = parse_json(encode_error(message));
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_EQ(doc.MemberCount(), 1u);
+  EXPECT_EQ(str(doc["error"]), message);
+}
+
+}  // namespace
+}  // namespace kgtest

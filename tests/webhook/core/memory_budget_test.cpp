@@ -1,0 +1,99 @@
+// MemoryBudget: leases, the cgroup limit parser and the default budget.
+#include "webhook/core/memory_budget.h"
+
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace kubegap {
+namespace {
+
+TEST(MemoryBudget, LeaseGrowsWithinCapacityAndGivesBackOnDestruction) {
+  auto budget = std::make_shared<MemoryBudget>(1000);
+  {
+    MemoryBudget::Lease a(budget);
+    EXPECT_TRUE(a.grow_to(600));
+    EXPECT_TRUE(a.grow_to(400)) << "shrinking is a no-op, not a failure";
+    EXPECT_EQ(a.held(), 600u);
+    MemoryBudget::Lease b(budget);
+    EXPECT_FALSE(b.grow_to(401)) << "600 + 401 is over 1000";
+    EXPECT_EQ(b.held(), 0u);
+    EXPECT_TRUE(b.grow_to(400));
+    EXPECT_EQ(budget->in_use(), 1000u);
+    EXPECT_FALSE(a.grow_to(601));
+    EXPECT_EQ(a.held(), 600u) << "a failed growth keeps what it held";
+  }
+  EXPECT_EQ(budget->in_use(), 0u);
+}
+
+TEST(MemoryBudget, ResetGivesBackBeforeTheLeaseEnds) {
+  auto budget = std::make_shared<MemoryBudget>(100);
+  MemoryBudget::Lease lease(budget);
+  ASSERT_TRUE(lease.grow_to(100));
+  lease.reset();
+  EXPECT_EQ(budget->in_use(), 0u);
+  EXPECT_EQ(lease.held(), 0u);
+  MemoryBudget::Lease other(budget);
+  EXPECT_TRUE(other.grow_to(100));
+}
+
+TEST(MemoryBudget, RefusesARequestLargerThanTheWholeBudget) {
+  auto budget = std::make_shared<MemoryBudget>(100);
+  MemoryBudget::Lease lease(budget);
+  EXPECT_FALSE(lease.grow_to(101));
+  EXPECT_FALSE(lease.grow_to(SIZE_MAX)) << "no overflow on a huge charge";
+  EXPECT_EQ(budget->in_use(), 0u);
+}
+
+TEST(MemoryBudget, ConcurrentLeasesNeverExceedTheCapacity) {
+  auto budget = std::make_shared<MemoryBudget>(10);
+  std::atomic<int> granted{0};
+  std::atomic<std::size_t> peak{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20000; ++i) {
+        MemoryBudget::Lease lease(budget);
+        if (!lease.grow_to(3)) continue;
+        ++granted;
+        std::size_t seen = budget->in_use(), was = peak.load();
+        while (seen > was && !peak.compare_exchange_weak(was, seen)) {}
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_GT(granted.load(), 0);
+  EXPECT_LE(peak.load(), 9u) << "three leases of 3 fit in 10, a fourth never";
+  EXPECT_EQ(budget->in_use(), 0u);
+}
+
+TEST(MemoryBudget, RequestChargeCoversTheMeasuredParseExpansion) {
+  // 8 MiB of one-digit numbers peaked at 145 MiB above a fresh server (memory_budget.h).
+  EXPECT_GE(request_charge(8u << 20), std::size_t{145} << 20);
+  EXPECT_EQ(request_charge(0), kRequestOverhead);
+}
+
+TEST(CgroupMemoryLimit, ParsesV2AndV1Files) {
+  EXPECT_EQ(parse_cgroup_memory_limit("268435456\n"), std::optional<std::size_t>(268435456));
+  EXPECT_EQ(parse_cgroup_memory_limit("max\n"), std::nullopt) << "cgroup v2: no limit";
+  EXPECT_EQ(parse_cgroup_memory_limit("9223372036854771712\n"), std::nullopt) << "cgroup v1: no limit";
+  EXPECT_EQ(parse_cgroup_memory_limit(""), std::nullopt);
+  EXPECT_EQ(parse_cgroup_memory_limit("12ab"), std::nullopt);
+  EXPECT_EQ(parse_cgroup_memory_limit("-1"), std::nullopt);
+}
+
+TEST(DefaultMemoryBudget, IsTheContainerLimitLessTheReserve) {
+  const std::size_t mib = 1 << 20;
+  EXPECT_EQ(default_memory_budget(256 * mib, 1 * mib), 256 * mib - kMemoryReserve);
+  EXPECT_EQ(default_memory_budget(std::nullopt, 1 * mib), kUnlimitedBudget);
+}
+
+TEST(DefaultMemoryBudget, NeverRefusesTheLargestAllowedRequestForever) {
+  const std::size_t mib = 1 << 20;
+  EXPECT_EQ(default_memory_budget(128 * mib, 8 * mib), request_charge(8 * mib));
+  EXPECT_EQ(default_memory_budget(32 * mib, 8 * mib), request_charge(8 * mib)) << "limit below the reserve";
+}
+
+}  // namespace
+}  // namespace kubegap

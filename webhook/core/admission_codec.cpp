@@ -1,0 +1,267 @@
+#include "webhook/core/admission_codec.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "policies/text.h"
+#include "webhook/core/json_reader.h"
+
+namespace kubegap {
+namespace {
+
+using rapidjson::Value;
+
+std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+DecodedReview not_a_review(std::string message) {
+  DecodedReview out;
+  out.status = DecodedReview::Status::kNotAReview;
+  out.error = std::move(message);
+  return out;
+}
+
+// SkippedMembers: passes the parser's events on to a document, except the members no
+// check reads, which are often most of a review's bytes: request.oldObject (UPDATE), and in
+// any metadata managedFields and the last-applied-configuration annotation (kubectl apply
+// stores the whole object again there). They are still parsed, so a syntax error anywhere
+// is still an error, but no DOM is built for them.
+class SkippedMembers {
+ public:
+  using Ch = char;
+  using SizeType = rapidjson::SizeType;
+  explicit SkippedMembers(rapidjson::Document& document) : document_(document) {}
+
+  bool Null() { return scalar([&] { return document_.Null(); }); }
+  bool Bool(bool b) { return scalar([&] { return document_.Bool(b); }); }
+  bool Int(int i) { return scalar([&] { return document_.Int(i); }); }
+  bool Uint(unsigned u) { return scalar([&] { return document_.Uint(u); }); }
+  bool Int64(std::int64_t i) { return scalar([&] { return document_.Int64(i); }); }
+  bool Uint64(std::uint64_t u) { return scalar([&] { return document_.Uint64(u); }); }
+  bool Double(double d) { return scalar([&] { return document_.Double(d); }); }
+  bool RawNumber(const Ch* s, SizeType n, bool copy) { return scalar([&] { return document_.RawNumber(s, n, copy); }); }
+  bool String(const Ch* s, SizeType n, bool copy) { return scalar([&] { return document_.String(s, n, copy); }); }
+  bool StartObject() { return open([&] { return document_.StartObject(); }); }
+  bool StartArray() { return open([&] { return document_.StartArray(); }); }
+  bool Key(const Ch* s, SizeType n, bool copy) {
+    if (skip_depth_ > 0) return true;
+    const std::string_view key(s, n);
+    if (skipped(parents_.back().place, key)) {
+      skip_next_ = true;
+      ++parents_.back().dropped;
+      return true;
+    }
+    key_ = key;
+    return document_.Key(s, n, copy);
+  }
+  bool EndObject(SizeType members) {
+    return close([&](SizeType dropped) { return document_.EndObject(members - dropped); });
+  }
+  bool EndArray(SizeType elements) {
+    return close([&](SizeType) { return document_.EndArray(elements); });
+  }
+
+ private:
+  // Place: the members whose values may hold a skipped member. One byte per open object
+  // or array: a deeply nested body costs no more here than in the parser's own stacks.
+  enum class Place : std::uint8_t { kOther, kRequest, kMetadata, kAnnotations };
+  struct Parent {
+    Place place = Place::kOther;
+    SizeType dropped = 0;  // members skipped in it
+  };
+
+  Place place_of(std::string_view key) const {
+    if (key == "request" && parents_.size() == 1) return Place::kRequest;  // the envelope's
+    if (key == "metadata") return Place::kMetadata;
+    if (key == "annotations") return Place::kAnnotations;
+    return Place::kOther;
+  }
+  static bool skipped(Place parent, std::string_view key) {
+    return (parent == Place::kRequest && key == "oldObject") ||
+           (parent == Place::kMetadata && key == "managedFields") ||
+           (parent == Place::kAnnotations && key == "kubectl.kubernetes.io/last-applied-configuration");
+  }
+  template <typename Forward>
+  bool scalar(Forward forward) {
+    if (skip_depth_ > 0) return true;
+    if (skip_next_) {
+      skip_next_ = false;
+      return true;
+    }
+    key_ = {};  // the next value in an array has no key
+    return forward();
+  }
+  template <typename Forward>
+  bool open(Forward forward) {
+    if (skip_depth_ > 0 || skip_next_) {
+      skip_next_ = false;
+      ++skip_depth_;
+      return true;
+    }
+    parents_.push_back({parents_.empty() ? Place::kOther : place_of(key_), 0});
+    key_ = {};
+    return forward();
+  }
+  template <typename Forward>
+  bool close(Forward forward) {
+    if (skip_depth_ > 0) {
+      --skip_depth_;
+      return true;
+    }
+    const SizeType dropped = parents_.back().dropped;
+    parents_.pop_back();
+    key_ = {};
+    return forward(dropped);
+  }
+
+  rapidjson::Document& document_;
+  std::vector<Parent> parents_;
+  std::string_view key_;
+  std::size_t skip_depth_ = 0;
+  bool skip_next_ = false;
+};
+
+// ReviewParse: the generator Document::Populate calls. Iterative: deep nesting cannot
+// exhaust the stack.
+struct ReviewParse {
+  char* text;
+  rapidjson::ParseResult result;
+  bool operator()(rapidjson::Document& document) {
+    SkippedMembers handler(document);
+    rapidjson::InsituStringStream stream(text);
+    rapidjson::Reader reader;
+    result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(stream, handler);
+    return !result.IsError();
+  }
+};
+
+template <typename Writer>
+void write_string(Writer& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+}  // namespace
+
+DecodedReview decode_review(std::string_view body) {
+  // A NUL byte is never valid JSON (raw control characters are not allowed in strings),
+  // and the in-situ parser below would take it for the end of the text.
+  if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
+    return not_a_review("invalid JSON at offset " + std::to_string(nul) + ": a NUL byte");
+  }
+  // UTF-8 checked once over the whole body (ASCII eight bytes at a time) instead of by the
+  // parser character by character: invalid bytes outside strings are syntax errors anyway.
+  if (const auto bad = invalid_utf8_at(body); bad != std::string_view::npos) {
+    return not_a_review("invalid JSON at offset " + std::to_string(bad) + ": invalid UTF-8");
+  }
+  // In situ: strings stay in (a copy of) the body instead of each being copied out, which
+  // is most of what parsing a review costs. The copy is owned with the document.
+  auto text = std::make_unique<char[]>(body.size() + 1);
+  std::copy(body.begin(), body.end(), text.get());
+  text[body.size()] = '\0';
+  auto document = std::make_unique<rapidjson::Document>();
+  ReviewParse parse{text.get(), {}};
+  document->Populate(parse);
+  if (parse.result.IsError()) {
+    return not_a_review("invalid JSON at offset " + std::to_string(parse.result.Offset()) + ": " +
+                        rapidjson::GetParseError_En(parse.result.Code()));
+  }
+  if (!document->IsObject()) return not_a_review("body is not a JSON object");
+
+  const Value* api_version = JsonReader::member(document.get(), "apiVersion");
+  const Value* kind = JsonReader::member(document.get(), "kind");
+  if (kind == nullptr || !kind->IsString() || view(*kind) != "AdmissionReview") {
+    return not_a_review("kind is not AdmissionReview");
+  }
+  if (api_version == nullptr || !api_version->IsString() ||
+      (view(*api_version) != kAdmissionV1 && view(*api_version) != kAdmissionV1beta1)) {
+    return not_a_review("apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1");
+  }
+  const Value* request = JsonReader::member(document.get(), "request");
+  if (request == nullptr || !request->IsObject()) {
+    return not_a_review("request is missing or not an object");
+  }
+  const Value* uid = JsonReader::member(request, "uid");
+  if (uid == nullptr || !uid->IsString() || uid->GetStringLength() == 0) {
+    return not_a_review("request.uid is missing or not a non-empty string");
+  }
+
+  DecodedReview out;
+  AdmissionRequest& r = out.request;
+  r.api_version = std::string(view(*api_version));
+  r.uid = std::string(view(*uid));
+
+  // From here on the uid is known: a broken field makes the review unevaluable, not invalid.
+  JsonReader reader;
+  const JsonPath request_path{nullptr, "request"};
+  const JsonPath kind_path{&request_path, "kind"};
+  const Value* request_kind = reader.object(JsonReader::member(request, "kind"), kind_path);
+  r.group = reader.string(JsonReader::member(request_kind, "group"), JsonPath{&kind_path, "group"});
+  r.version = reader.string(JsonReader::member(request_kind, "version"), JsonPath{&kind_path, "version"});
+  r.kind = reader.string(JsonReader::member(request_kind, "kind"), JsonPath{&kind_path, "kind"});
+  r.sub_resource = reader.string(JsonReader::member(request, "subResource"),
+                                 JsonPath{&request_path, "subResource"});
+  r.operation = reader.string(JsonReader::member(request, "operation"),
+                              JsonPath{&request_path, "operation"});
+  r.namespace_name = reader.string(JsonReader::member(request, "namespace"),
+                                   JsonPath{&request_path, "namespace"});
+  r.name = reader.string(JsonReader::member(request, "name"), JsonPath{&request_path, "name"});
+  r.dry_run = reader.boolean(JsonReader::member(request, "dryRun"), JsonPath{&request_path, "dryRun"});
+  r.object = JsonReader::member(request, "object");
+  r.document = std::move(document);
+  r.document_text = std::move(text);
+
+  out.status = reader.ok() ? DecodedReview::Status::kOk : DecodedReview::Status::kUnreadableRequest;
+  out.error = reader.error();
+  return out;
+}
+
+std::string encode_response(std::string_view api_version, std::string_view uid,
+                            const AdmissionResponse& response) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("apiVersion");
+  write_string(writer, api_version);
+  writer.Key("kind");
+  writer.String("AdmissionReview");
+  writer.Key("response");
+  writer.StartObject();
+  writer.Key("uid");
+  write_string(writer, uid);
+  writer.Key("allowed");
+  writer.Bool(true);
+  if (!response.warnings.empty()) {
+    writer.Key("warnings");
+    writer.StartArray();
+    for (const auto& warning : response.warnings) write_string(writer, warning);
+    writer.EndArray();
+  }
+  if (!response.audit_annotations.empty()) {
+    writer.Key("auditAnnotations");
+    writer.StartObject();
+    for (const auto& [key, value] : response.audit_annotations) {
+      write_string(writer, key);
+      write_string(writer, value);
+    }
+    writer.EndObject();
+  }
+  writer.EndObject();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string encode_error(std::string_view message) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("error");
+  write_string(writer, message);
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace kubegap

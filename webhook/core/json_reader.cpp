@@ -1,0 +1,98 @@
+#include "webhook/core/json_reader.h"
+
+#include <vector>
+
+namespace kubegap {
+
+std::string JsonPath::render() const {
+  std::vector<const JsonPath*> chain;
+  for (const JsonPath* p = this; p != nullptr; p = p->parent) chain.push_back(p);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const JsonPath& p = **it;
+    if (p.index != kNoIndex) {
+      // Appended piece by piece: GCC 12 misreports "[" + std::string under -Wrestrict.
+      out += '[';
+      out += std::to_string(p.index);
+      out += ']';
+    } else if (!p.name.empty()) {
+      if (!out.empty()) out += '.';
+      out += p.name;
+    }
+  }
+  return out;
+}
+
+void JsonReader::fail(const JsonPath& path, std::string_view what) {
+  if (error_.empty()) error_ = path.render() + ": " + std::string(what);
+}
+
+std::string JsonReader::string_member(const rapidjson::Value* object, std::string_view name) {
+  const rapidjson::Value* v = member(object, name);
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+}
+
+const rapidjson::Value* JsonReader::member(const rapidjson::Value* object, std::string_view name) {
+  if (object == nullptr || !object->IsObject()) return nullptr;
+  const auto it = object->FindMember(
+      rapidjson::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+  if (it == object->MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
+const rapidjson::Value* JsonReader::object(const rapidjson::Value* value, const JsonPath& path) {
+  if (value == nullptr || value->IsNull()) return nullptr;
+  if (!value->IsObject()) {
+    fail(path, "expected an object");
+    return nullptr;
+  }
+  return value;
+}
+
+std::string JsonReader::string(const rapidjson::Value* value, const JsonPath& path) {
+  if (value == nullptr) return {};
+  if (!value->IsString()) {
+    fail(path, "expected a string");
+    return {};
+  }
+  return std::string(value->GetString(), value->GetStringLength());
+}
+
+bool JsonReader::boolean(const rapidjson::Value* value, const JsonPath& path) {
+  if (value == nullptr) return false;
+  if (!value->IsBool()) {
+    fail(path, "expected a boolean");
+    return false;
+  }
+  return value->GetBool();
+}
+
+std::optional<std::int64_t> JsonReader::int64(const rapidjson::Value* value, const JsonPath& path) {
+  if (value == nullptr) return std::nullopt;
+  if (!value->IsInt64()) {
+    fail(path, "expected an integer");
+    return std::nullopt;
+  }
+  return value->GetInt64();
+}
+
+void JsonReader::string_map(const rapidjson::Value* value, const JsonPath& path, StringMap& out) {
+  const rapidjson::Value* map = object(value, path);
+  if (map == nullptr) return;
+  for (const auto& entry : map->GetObject()) {
+    const std::string_view key(entry.name.GetString(), entry.name.GetStringLength());
+    out.insert_or_assign(std::string(key), string(&entry.value, JsonPath{&path, key}));
+    if (!ok()) return;
+  }
+}
+
+std::vector<std::string> JsonReader::string_list(const rapidjson::Value* value,
+                                                 const JsonPath& path) {
+  std::vector<std::string> out;
+  each(value, path, [&](const rapidjson::Value& v, const JsonPath& p) {
+    out.push_back(string(&v, p));
+  });
+  return out;
+}
+
+}  // namespace kubegap

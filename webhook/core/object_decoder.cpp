@@ -1,0 +1,366 @@
+#include "webhook/core/object_decoder.h"
+
+#include <algorithm>
+
+namespace kubegap {
+namespace {
+
+using rapidjson::Value;
+
+// is_zero_quantity: "0", "0m", "0.0Gi", 0 — a resource named with a zero quantity does
+// not make the container an accelerator user.
+bool is_zero_quantity(const Value& quantity) {
+  if (quantity.IsNumber()) return quantity.GetDouble() == 0.0;
+  if (!quantity.IsString()) return false;
+  const std::string_view text(quantity.GetString(), quantity.GetStringLength());
+  std::size_t i = 0;
+  bool digit = false;
+  for (; i < text.size() && (text[i] == '0' || text[i] == '.' || text[i] == '+'); ++i) {
+    digit = digit || text[i] == '0';
+  }
+  return digit && (i == text.size() || !(text[i] >= '1' && text[i] <= '9'));
+}
+
+void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
+                           std::vector<std::string>& out) {
+  // is_quantity: the syntax of a Kubernetes resource.Quantity (apimachinery's
+  // pkg/api/resource/quantity.go): a signed decimal number, then a binary suffix (Ki..Ei),
+  // a decimal suffix (m, k, M..E) or an exponent (e3, E-2). Anything else in a manifest
+  // ("$GPU_PER_NODE", "{{ .Values.gpus }}") is an unrendered template, not a request.
+  const auto is_quantity = [](std::string_view text) {
+    std::size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
+    const auto digits = [&] {
+      const std::size_t start = i;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+      return i - start;
+    };
+    std::size_t count = digits();
+    if (i < text.size() && text[i] == '.') {
+      ++i;
+      count += digits();
+    }
+    if (count == 0) return false;
+    const std::string_view suffix = text.substr(i);
+    for (std::string_view known : {"", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}) {
+      if (suffix == known) return true;
+    }
+    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return false;
+    i += (suffix[1] == '+' || suffix[1] == '-') ? 2 : 1;
+    return digits() > 0 && i == text.size();
+  };
+  if (reader.object(resources, path) == nullptr) return;
+  for (const char* section : {"requests", "limits"}) {
+    const JsonPath section_path{&path, section};
+    const Value* map = reader.object(JsonReader::member(resources, section), section_path);
+    if (map == nullptr) continue;
+    for (const auto& entry : map->GetObject()) {
+      const std::string name(entry.name.GetString(), entry.name.GetStringLength());
+      // `nvidia.com/gpu:` with no value (the API server reads a null quantity as zero) or
+      // "" (a template variable that rendered empty) requests nothing: absent, no error.
+      if (entry.value.IsNull() || (entry.value.IsString() && entry.value.GetStringLength() == 0)) continue;
+      if (!entry.value.IsString() && !entry.value.IsNumber()) {
+        return reader.fail(JsonPath{&section_path, name}, "expected a quantity");
+      }
+      if (entry.value.IsString() && !is_quantity({entry.value.GetString(), entry.value.GetStringLength()})) {
+        return reader.fail(JsonPath{&section_path, name}, "not a quantity");
+      }
+      if (!is_zero_quantity(entry.value)) out.push_back(name);
+    }
+  }
+  // requests and limits usually name the same resources: keep each once. Sorting keeps
+  // this O(n log n) for hostile inputs with many thousands of names.
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+// words: a command or args list. The API server takes strings only, but the checks read
+// these as evidence, not as facts to enforce, so a number or boolean (an unquoted YAML
+// scalar in a file `check` reads) is kept as its text rather than failing the object.
+std::vector<std::string> words(JsonReader& reader, const Value* list, const JsonPath& path) {
+  std::vector<std::string> out;
+  reader.each(list, path, [&](const Value& v, const JsonPath&) {
+    if (v.IsString()) {
+      out.emplace_back(v.GetString(), v.GetStringLength());
+    } else if (v.IsInt64()) {
+      out.push_back(std::to_string(v.GetInt64()));
+    } else if (v.IsBool()) {
+      out.emplace_back(v.GetBool() ? "true" : "false");
+    } else if (v.IsNumber()) {
+      out.push_back(std::to_string(v.GetDouble()));
+    }
+  });
+  return out;
+}
+
+Container decode_container(JsonReader& reader, const Value& value, const JsonPath& path) {
+  Container container;
+  if (reader.object(&value, path) == nullptr) return container;
+  container.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  container.image = reader.string(JsonReader::member(&value, "image"), JsonPath{&path, "image"});
+  container.command = words(reader, JsonReader::member(&value, "command"), JsonPath{&path, "command"});
+  container.args = words(reader, JsonReader::member(&value, "args"), JsonPath{&path, "args"});
+  const JsonPath env_path{&path, "env"};
+  reader.each(JsonReader::member(&value, "env"), env_path, [&](const Value& e, const JsonPath& p) {
+    if (reader.object(&e, p) == nullptr) return;
+    // A value that is not a string (an unquoted number in YAML) is still its value.
+    const Value* v = JsonReader::member(&e, "value");
+    std::string text;
+    if (v != nullptr && v->IsString()) text.assign(v->GetString(), v->GetStringLength());
+    container.env.push_back({reader.string(JsonReader::member(&e, "name"), JsonPath{&p, "name"}), std::move(text)});
+  });
+  const JsonPath env_from_path{&path, "envFrom"};
+  reader.each(JsonReader::member(&value, "envFrom"), env_from_path, [&](const Value& e, const JsonPath& p) {
+    if (reader.object(&e, p) == nullptr) return;
+    const JsonPath ref_path{&p, "configMapRef"};
+    const Value* ref = reader.object(JsonReader::member(&e, "configMapRef"), ref_path);
+    std::string name = reader.string(JsonReader::member(ref, "name"), JsonPath{&ref_path, "name"});
+    if (!name.empty()) container.env_from_config_maps.push_back(std::move(name));
+  });
+  decode_resource_names(reader, JsonReader::member(&value, "resources"),
+                        JsonPath{&path, "resources"}, container.resources);
+  const JsonPath mounts_path{&path, "volumeMounts"};
+  reader.each(JsonReader::member(&value, "volumeMounts"), mounts_path,
+              [&](const Value& mount, const JsonPath& p) {
+                if (reader.object(&mount, p) == nullptr) return;
+                container.volume_mounts.push_back(
+                    {reader.string(JsonReader::member(&mount, "name"), JsonPath{&p, "name"}),
+                     reader.string(JsonReader::member(&mount, "mountPath"), JsonPath{&p, "mountPath"}),
+                     reader.boolean(JsonReader::member(&mount, "readOnly"), JsonPath{&p, "readOnly"})});
+              });
+  // resources.claims: the pod resource claims (DRA) this container consumes.
+  const JsonPath resources_path{&path, "resources"};
+  const Value* resources = JsonReader::member(&value, "resources");
+  const JsonPath claims_path{&resources_path, "claims"};
+  reader.each(JsonReader::member(resources != nullptr && resources->IsObject() ? resources : nullptr, "claims"),
+              claims_path, [&](const Value& claim, const JsonPath& p) {
+                if (reader.object(&claim, p) == nullptr) return;
+                container.claims.push_back(reader.string(JsonReader::member(&claim, "name"), JsonPath{&p, "name"}));
+              });
+  return container;
+}
+
+// The members of core/v1 VolumeSource; the one present names the volume's source.
+constexpr const char* kVolumeSources[] = {
+    "persistentVolumeClaim", "emptyDir", "hostPath", "ephemeral", "csi", "nfs", "cephfs",
+    "rbd", "iscsi", "azureFile", "glusterfs", "fc", "gcePersistentDisk",
+    "awsElasticBlockStore", "azureDisk", "cinder", "portworxVolume", "vsphereVolume",
+    "configMap", "secret", "projected", "downwardAPI", "image", "flexVolume", "flocker",
+    "quobyte", "scaleIO", "storageos", "photonPersistentDisk", "gitRepo"};
+
+Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& path) {
+  Volume volume;
+  if (reader.object(&value, path) == nullptr) return volume;
+  volume.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  for (const char* source : kVolumeSources) {
+    if (JsonReader::member(&value, source) == nullptr) continue;
+    volume.source = source;
+    break;
+  }
+  if (volume.source == "persistentVolumeClaim") {
+    const JsonPath pvc_path{&path, "persistentVolumeClaim"};
+    const Value* pvc = reader.object(JsonReader::member(&value, "persistentVolumeClaim"), pvc_path);
+    volume.read_only = reader.boolean(JsonReader::member(pvc, "readOnly"), JsonPath{&pvc_path, "readOnly"});
+  }
+  if (volume.source == "csi") {
+    const JsonPath csi_path{&path, "csi"};
+    const Value* csi = reader.object(JsonReader::member(&value, "csi"), csi_path);
+    volume.csi_driver =
+        reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
+  }
+  return volume;
+}
+
+std::vector<Requirement> decode_requirements(JsonReader& reader, const Value* list,
+                                             const JsonPath& path) {
+  std::vector<Requirement> out;
+  reader.each(list, path, [&](const Value& value, const JsonPath& p) {
+    if (reader.object(&value, p) == nullptr) return;
+    out.push_back({reader.string(JsonReader::member(&value, "key"), JsonPath{&p, "key"}),
+                   reader.string(JsonReader::member(&value, "operator"), JsonPath{&p, "operator"}),
+                   reader.string_list(JsonReader::member(&value, "values"), JsonPath{&p, "values"})});
+  });
+  return out;
+}
+
+std::vector<NodeSelectorTerm> decode_required_node_terms(JsonReader& reader, const Value* spec,
+                                                         const JsonPath& spec_path) {
+  std::vector<NodeSelectorTerm> terms;
+  const JsonPath affinity_path{&spec_path, "affinity"};
+  const Value* affinity = reader.object(JsonReader::member(spec, "affinity"), affinity_path);
+  const JsonPath node_path{&affinity_path, "nodeAffinity"};
+  const Value* node = reader.object(JsonReader::member(affinity, "nodeAffinity"), node_path);
+  const JsonPath required_path{&node_path, "requiredDuringSchedulingIgnoredDuringExecution"};
+  const Value* required = reader.object(
+      JsonReader::member(node, "requiredDuringSchedulingIgnoredDuringExecution"), required_path);
+  const JsonPath terms_path{&required_path, "nodeSelectorTerms"};
+  reader.each(JsonReader::member(required, "nodeSelectorTerms"), terms_path,
+              [&](const Value& value, const JsonPath& p) {
+                if (reader.object(&value, p) == nullptr) return;
+                terms.push_back({decode_requirements(reader, JsonReader::member(&value, "matchExpressions"),
+                                                     JsonPath{&p, "matchExpressions"}),
+                                 decode_requirements(reader, JsonReader::member(&value, "matchFields"),
+                                                     JsonPath{&p, "matchFields"})});
+              });
+  return terms;
+}
+
+Toleration decode_toleration(JsonReader& reader, const Value& value, const JsonPath& path) {
+  Toleration t;
+  if (reader.object(&value, path) == nullptr) return t;
+  t.key = reader.string(JsonReader::member(&value, "key"), JsonPath{&path, "key"});
+  t.op = reader.string(JsonReader::member(&value, "operator"), JsonPath{&path, "operator"});
+  if (t.op.empty()) t.op = "Equal";  // the API default
+  t.value = reader.string(JsonReader::member(&value, "value"), JsonPath{&path, "value"});
+  t.effect = reader.string(JsonReader::member(&value, "effect"), JsonPath{&path, "effect"});
+  t.toleration_seconds = reader.int64(JsonReader::member(&value, "tolerationSeconds"),
+                                      JsonPath{&path, "tolerationSeconds"});
+  return t;
+}
+
+PodResourceClaim decode_pod_resource_claim(JsonReader& reader, const Value& value, const JsonPath& path) {
+  PodResourceClaim claim;
+  if (reader.object(&value, path) == nullptr) return claim;
+  claim.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
+  claim.claim_name =
+      reader.string(JsonReader::member(&value, "resourceClaimName"), JsonPath{&path, "resourceClaimName"});
+  claim.template_name = reader.string(JsonReader::member(&value, "resourceClaimTemplateName"),
+                                      JsonPath{&path, "resourceClaimTemplateName"});
+  return claim;
+}
+
+template <typename T, typename Decode>
+std::vector<T> decode_list(JsonReader& reader, const Value* list, const JsonPath& path,
+                           Decode decode) {
+  std::vector<T> out;
+  reader.each(list, path, [&](const Value& v, const JsonPath& p) {
+    out.push_back(decode(reader, v, p));
+  });
+  return out;
+}
+
+}  // namespace
+
+PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const JsonPath& path) {
+  PodSpecView pod;
+  if (reader.object(&value, path) == nullptr) return pod;
+  const JsonPath meta_path{&path, "metadata"};
+  const Value* meta = reader.object(JsonReader::member(&value, "metadata"), meta_path);
+  reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, pod.labels);
+  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
+                    pod.annotations);
+
+  const JsonPath spec_path{&path, "spec"};
+  const Value* spec = reader.object(JsonReader::member(&value, "spec"), spec_path);
+  pod.containers = decode_list<Container>(reader, JsonReader::member(spec, "containers"),
+                                          JsonPath{&spec_path, "containers"}, decode_container);
+  pod.init_containers = decode_list<Container>(reader, JsonReader::member(spec, "initContainers"),
+                                               JsonPath{&spec_path, "initContainers"},
+                                               decode_container);
+  pod.volumes = decode_list<Volume>(reader, JsonReader::member(spec, "volumes"),
+                                    JsonPath{&spec_path, "volumes"}, decode_volume);
+  reader.string_map(JsonReader::member(spec, "nodeSelector"), JsonPath{&spec_path, "nodeSelector"},
+                    pod.node_selector);
+  pod.required_node_terms = decode_required_node_terms(reader, spec, spec_path);
+  pod.tolerations = decode_list<Toleration>(reader, JsonReader::member(spec, "tolerations"),
+                                            JsonPath{&spec_path, "tolerations"}, decode_toleration);
+  pod.node_name = reader.string(JsonReader::member(spec, "nodeName"), JsonPath{&spec_path, "nodeName"});
+  pod.resource_claims = decode_list<PodResourceClaim>(reader, JsonReader::member(spec, "resourceClaims"),
+                                                      JsonPath{&spec_path, "resourceClaims"},
+                                                      decode_pod_resource_claim);
+  return pod;
+}
+
+void decode_object_meta(JsonReader& reader, const Value& object, const JsonPath& path,
+                        WorkloadView& out) {
+  const JsonPath meta_path{&path, "metadata"};
+  const Value* meta = reader.object(JsonReader::member(&object, "metadata"), meta_path);
+  out.namespace_name =
+      reader.string(JsonReader::member(meta, "namespace"), JsonPath{&meta_path, "namespace"});
+  out.name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
+  if (out.name.empty()) {
+    const std::string generate = reader.string(JsonReader::member(meta, "generateName"),
+                                               JsonPath{&meta_path, "generateName"});
+    if (!generate.empty()) out.name = generate + "*";
+  }
+  reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, out.labels);
+  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
+                    out.annotations);
+  // The controller owner (at most one reference has controller: true).
+  const JsonPath owners_path{&meta_path, "ownerReferences"};
+  reader.each(JsonReader::member(meta, "ownerReferences"), owners_path, [&](const Value& owner, const JsonPath& p) {
+    if (reader.object(&owner, p) == nullptr) return;
+    if (!reader.boolean(JsonReader::member(&owner, "controller"), JsonPath{&p, "controller"})) return;
+    const std::string api_version =
+        reader.string(JsonReader::member(&owner, "apiVersion"), JsonPath{&p, "apiVersion"});
+    const auto slash = api_version.find('/');
+    out.owner.api_group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+    out.owner.kind = reader.string(JsonReader::member(&owner, "kind"), JsonPath{&p, "kind"});
+    out.owner.name = reader.string(JsonReader::member(&owner, "name"), JsonPath{&p, "name"});
+  });
+}
+
+std::optional<LabelSelector> decode_label_selector(JsonReader& reader, const Value* value,
+                                                   const JsonPath& path) {
+  const Value* selector = reader.object(value, path);
+  if (selector == nullptr) return std::nullopt;
+  LabelSelector out;
+  reader.string_map(JsonReader::member(selector, "matchLabels"), JsonPath{&path, "matchLabels"},
+                    out.match_labels);
+  out.match_expressions = decode_requirements(reader, JsonReader::member(selector, "matchExpressions"),
+                                              JsonPath{&path, "matchExpressions"});
+  return out;
+}
+
+DisruptionBudget decode_disruption_budget(JsonReader& reader, const Value& object,
+                                          const JsonPath& path) {
+  WorkloadView meta;
+  decode_object_meta(reader, object, path, meta);
+  const JsonPath spec_path{&path, "spec"};
+  const Value* spec = reader.object(JsonReader::member(&object, "spec"), spec_path);
+  return {meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
+          decode_label_selector(reader, JsonReader::member(spec, "selector"),
+                                JsonPath{&spec_path, "selector"})};
+}
+
+ResourceClaimInfo decode_resource_claim(JsonReader& reader, const Value& object, const JsonPath& path) {
+  WorkloadView meta;
+  decode_object_meta(reader, object, path, meta);
+  const std::string kind = [&] {
+    const Value* k = JsonReader::member(&object, "kind");
+    return k != nullptr && k->IsString() ? std::string(k->GetString(), k->GetStringLength()) : std::string();
+  }();
+  ResourceClaimInfo out{meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
+                        kind == "ResourceClaimTemplate", {}};
+  // A template holds a claim spec under spec.spec; a claim under spec.
+  const JsonPath spec_path{&path, "spec"};
+  const Value* spec = reader.object(JsonReader::member(&object, "spec"), spec_path);
+  const JsonPath claim_path{&spec_path, "spec"};
+  const Value* claim = out.is_template ? reader.object(JsonReader::member(spec, "spec"), claim_path) : spec;
+  const JsonPath& claim_at = out.is_template ? claim_path : spec_path;
+  const JsonPath devices_path{&claim_at, "devices"};
+  const Value* devices = reader.object(JsonReader::member(claim, "devices"), devices_path);
+  const auto add_class = [&](const Value* holder, const JsonPath& at) {
+    std::string name = reader.string(JsonReader::member(holder, "deviceClassName"), JsonPath{&at, "deviceClassName"});
+    if (!name.empty()) out.device_classes.push_back(std::move(name));
+  };
+  const JsonPath requests_path{&devices_path, "requests"};
+  reader.each(JsonReader::member(devices, "requests"), requests_path, [&](const Value& request, const JsonPath& p) {
+    if (reader.object(&request, p) == nullptr) return;
+    add_class(&request, p);
+    const JsonPath exactly_path{&p, "exactly"};
+    add_class(reader.object(JsonReader::member(&request, "exactly"), exactly_path), exactly_path);
+    const JsonPath first_path{&p, "firstAvailable"};
+    reader.each(JsonReader::member(&request, "firstAvailable"), first_path, [&](const Value& sub, const JsonPath& sp) {
+      add_class(reader.object(&sub, sp), sp);
+    });
+  });
+  return out;
+}
+
+NodeInfo decode_node(JsonReader& reader, const Value& object, const JsonPath& path) {
+  WorkloadView meta;
+  decode_object_meta(reader, object, path, meta);
+  return {meta.name, std::move(meta.labels)};
+}
+
+}  // namespace kubegap

@@ -1,0 +1,38 @@
+#pragma once
+// One object (a Pod or a workload) through the checks, from its JSON: what the webhook,
+// `check`, `scan` and the background audit all do with an object, in one place.
+//
+//   ObjectEvaluation e = evaluate_object(json, "request.object", *row, "default",
+//                                        snapshot.get(), policy, "");
+//   if (!e.error.empty()) ...; for (const Finding& f : e.findings) ...
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "policies/cluster_view.h"
+#include "policies/evaluate.h"
+#include "policies/finding.h"
+#include "policies/pod_view.h"
+#include "policies/policy.h"
+
+namespace kubegap {
+
+// ObjectEvaluation: one object (a Pod or a workload) through the engine: its view, the
+// findings, or why it could not be read. Shared by the webhook and `check`.
+struct ObjectEvaluation {
+  WorkloadView object;
+  std::vector<Finding> findings;
+  std::vector<PartVerdict> parts;  // how each pod spec was classified
+  std::string error;  // a type error, with its JSON path; findings are empty then
+};
+
+// evaluate_object: decodes `json` (an object of kind `row`) and evaluates its pod specs.
+ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
+                                 const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                 const Policy& policy, std::string_view cluster_unavailable,
+                                 const ClusterSnapshot* claims = nullptr);
+
+}  // namespace kubegap

@@ -1,0 +1,134 @@
+#include "webhook/core/pod_template_locator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "webhook/core/object_decoder.h"
+
+namespace kubegap {
+namespace {
+
+using rapidjson::Value;
+
+std::string lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string render(std::string_view pattern, const std::string& label, const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size();) {
+    if (pattern.substr(i, 2) == "{}") {
+      out += label;
+      i += 2;
+    } else if (pattern.substr(i, 7) == "{lower}") {
+      for (const char c : label) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      i += 7;
+    } else if (pattern.substr(i, 6) == "{name}") {
+      out += name;
+      i += 6;
+    } else {
+      out += pattern[i++];
+    }
+  }
+  return out;
+}
+
+void add_controller_labels(PodSpecView& pod, const WorkloadKind& kind, const PodTemplateLocation& location,
+                           const std::string& label, const std::string& object_name) {
+  // generateName objects have no name yet ("x-*"): their name-based labels are unknown.
+  const bool named = !object_name.empty() && object_name.back() != '*';
+  for (const auto* labels : {&kind.pod_labels, &location.pod_labels}) {
+    for (const auto& [key, pattern] : *labels) {
+      if (!named && pattern.find("{name}") != std::string::npos) continue;
+      pod.labels.insert_or_assign(key, render(pattern, label, object_name));
+    }
+  }
+}
+
+// ControllerVolumes: what the kind's controller adds to every pod besides its template.
+struct ControllerVolumes {
+  // PVC templates by name: a volume of that name becomes a persistentVolumeClaim (the
+  // StatefulSet, LeaderWorkerSet and JobSet controllers attach one where the template
+  // mounts the name).
+  std::set<std::string> claims;
+  // Job-level volumes (Volcano): a PVC volume and a mount in every container.
+  std::vector<VolumeMount> mounts;
+};
+
+ControllerVolumes controller_volumes(JsonReader& reader, const Value& object, const JsonPath& path,
+                                     const WorkloadKind& kind) {
+  ControllerVolumes out;
+  for (const auto& claims_path : kind.claim_templates) {
+    walk_template_path(reader, object, path, claims_path, [&](const Value& claim, const JsonPath& at, const std::string&) {
+      if (reader.object(&claim, at) == nullptr) return;
+      const JsonPath meta_path{&at, "metadata"};
+      const Value* meta = reader.object(JsonReader::member(&claim, "metadata"), meta_path);
+      std::string name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
+      if (!name.empty()) out.claims.insert(std::move(name));
+    });
+  }
+  for (const auto& volumes_path : kind.job_volumes) {
+    walk_template_path(reader, object, path, volumes_path, [&](const Value& volume, const JsonPath& at, const std::string&) {
+      if (reader.object(&volume, at) == nullptr) return;
+      std::string mount_path = reader.string(JsonReader::member(&volume, "mountPath"), JsonPath{&at, "mountPath"});
+      if (mount_path.empty()) return;
+      // The controller names the pod volume itself; any unique name serves here.
+      out.mounts.push_back({"job-volume-" + std::to_string(out.mounts.size()), std::move(mount_path), false});
+    });
+  }
+  return out;
+}
+
+void add_controller_volumes(PodSpecView& pod, const ControllerVolumes& added) {
+  if (!added.claims.empty()) {
+    // One pass, not one per claim: thousands of claims must not cost n^2.
+    std::erase_if(pod.volumes, [&](const Volume& v) { return added.claims.contains(v.name); });
+    for (const auto& name : added.claims) pod.volumes.push_back(Volume{name, "persistentVolumeClaim", "", false});
+  }
+  for (const auto& mount : added.mounts) {
+    pod.volumes.push_back(Volume{mount.name, "persistentVolumeClaim", "", false});
+    for (auto& container : pod.containers) container.volume_mounts.push_back(mount);
+  }
+}
+
+}  // namespace
+
+// coordinator: whether the part labelled `label` coordinates its job (PartRole).
+bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                 const std::string& label) {
+  for (const auto& role : kind.roles) {
+    if (lower(role.part_label) != lower(label)) continue;
+    if (role.writer_when.empty()) return true;
+    bool writer = false;
+    walk_template_path(reader, object, path, role.writer_when, [&](const Value& v, const JsonPath&, const std::string&) {
+      writer = writer || (v.IsBool() && v.GetBool());
+    });
+    return !writer;
+  }
+  return false;
+}
+
+void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path,
+                          const WorkloadKind& kind, WorkloadView& out) {
+  const ControllerVolumes added = controller_volumes(reader, object, path, kind);
+  for (const auto& entrypoint : kind.entrypoints) {
+    walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {
+      std::string command = reader.string(&v, at);
+      if (!command.empty()) out.entrypoints.push_back(std::move(command));
+    });
+  }
+  for (const auto& location : kind.templates) {
+    walk_template_path(reader, object, path, location.path, [&](const Value& value, const JsonPath& at, const std::string& label) {
+      PodSpecView pod = decode_pod_template(reader, value, at);
+      add_controller_volumes(pod, added);
+      pod.part = render(location.part, label, out.name);
+      pod.coordinator = coordinator(reader, object, path, kind, label);
+      add_controller_labels(pod, kind, location, label, out.name);
+      out.pods.push_back(std::move(pod));
+    });
+  }
+}
+
+}  // namespace kubegap

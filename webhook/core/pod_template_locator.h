@@ -1,0 +1,22 @@
+#pragma once
+// PodTemplateLocator: finds the pod templates of a workload object, following the
+// locations of its WorkloadKind row (policies/policy.h; paths in webhook/core/template_path.h),
+// and decodes each into a PodSpecView with its part name, the labels its controller will
+// add, and the volumes its controller will add (claim templates, job-level volumes).
+//
+//   WorkloadView view;  // meta already decoded
+//   locate_pod_templates(reader, object_json, path, *policy.workload_kind("batch", "Job"), view);
+
+#include <rapidjson/document.h>
+
+#include "policies/policy.h"
+#include "policies/pod_view.h"
+#include "webhook/core/json_reader.h"
+#include "webhook/core/template_path.h"
+
+namespace kubegap {
+
+void locate_pod_templates(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
+                          const WorkloadKind& kind, WorkloadView& out);
+
+}  // namespace kubegap

@@ -1,0 +1,340 @@
+#include "webhook/core/policy_loader.h"
+
+#include <sstream>
+
+#include "policies/checks.h"
+#include "webhook/core/template_path.h"
+#include "webhook/core/file_io.h"
+#include "webhook/core/yaml_json.h"
+
+#include <algorithm>
+
+namespace kubegap {
+namespace {
+
+// dotted: "key.name" for error messages, in one allocation (it is built in loops).
+std::string dotted(const std::string& key, const std::string& name) {
+  std::string out;
+  out.reserve(key.size() + 1 + name.size());
+  out.append(key).append(1, '.').append(name);
+  return out;
+}
+
+class PolicyParser {
+ public:
+  explicit PolicyParser(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& what) const {
+    throw ConfigError(source_ + ":" + std::to_string(at.Mark().line + 1) + ": " + key + ": " + what);
+  }
+
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) fail(node, key, "expected a list of strings");
+    std::vector<std::string> out;
+    for (const auto& item : node) {
+      if (!item.IsScalar() || item.Scalar().empty()) fail(item, key, "expected a non-empty string");
+      out.push_back(item.Scalar());
+    }
+    return out;
+  }
+
+  Policy parse(const YAML::Node& root) const {
+    Policy policy = default_policy();
+    if (!root || root.IsNull()) return policy;
+    if (!root.IsMap()) fail(root, "(top level)", "expected a mapping of policy keys");
+    for (const auto& entry : root) {
+      const std::string key = entry.first.Scalar();
+      const YAML::Node& value = entry.second;
+      if (key == "apiVersion") {
+        if (value.Scalar() != "kubegap.io/v1alpha1") fail(value, key, "expected kubegap.io/v1alpha1");
+      } else if (key == "kind") {
+        if (value.Scalar() != "Policy") fail(value, key, "expected Policy");
+      } else if (key == "enabledChecks") {
+        policy.enabled_checks = strings(value, key);
+        for (const auto& item : value) {
+          if (find_check(item.Scalar()) == nullptr) {
+            fail(item, key, "unknown check \"" + item.Scalar() + "\"" + known_checks());
+          }
+        }
+      } else if (key == "acceleratorResources") {
+        policy.accelerator_resources = strings(value, key);
+      } else if (key == "acceleratorDeviceClasses") {
+        policy.accelerator_device_classes = strings(value, key);
+      } else if (key == "acceleratorAnnotations") {
+        policy.accelerator_annotations = strings(value, key);
+      } else if (key == "checksByClass") {
+        checks_by_class(value, key, policy);
+      } else if (key == "checkActions") {
+        check_actions(value, key, policy);
+      } else if (key == "frameworkLabels") {
+        policy.framework_labels = strings(value, key);
+      } else if (key == "durableCSIDrivers") {
+        policy.durable_csi_drivers = strings(value, key);
+      } else if (key == "gpuFaultTaints") {
+        policy.gpu_fault_taints = strings(value, key);
+      } else if (key == "excludedNamespaces") {
+        policy.excluded_namespaces = strings(value, key);
+      } else if (key == "checkpointPathHints") {
+        policy.checkpoint_path_hints = strings(value, key);
+      } else if (key == "trainingHints") {
+        training_hints(value, key, policy.training_hints);
+      } else if (key == "diagnosticHints") {
+        policy.diagnostic_hints = strings(value, key);
+      } else if (key == "placeholderCommands") {
+        policy.placeholder_commands = strings(value, key);
+      } else if (key == "checkpointStorageFlags") {
+        policy.checkpoint_storage_flags = strings(value, key);
+      } else if (key == "objectStorageSchemes") {
+        policy.object_storage_schemes = strings(value, key);
+      } else if (key == "workloadKinds") {
+        merge_workload_kinds(value, policy.workload_kinds);
+      } else if (key == "healthTolerationSecondsBound") {
+        policy.health_toleration_seconds_bound = positive_integer(value, key);
+      } else if (key == "maxPartsPerObject") {
+        policy.max_parts_per_object = positive_integer(value, key);
+      } else {
+        fail(entry.first, key,
+             "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
+             "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
+             "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, excludedNamespaces, "
+             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
+             "checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
+      }
+    }
+    return policy;
+  }
+
+ private:
+  // training_hints: a key left out keeps its default list.
+  void training_hints(const YAML::Node& value, const std::string& key, TrainingHints& hints) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping with launchers, flags, scripts, nonTraining");
+    for (const auto& entry : value) {
+      const std::string name = entry.first.Scalar();
+      const std::string field = dotted(key, name);
+      if (name == "launchers") {
+        hints.launchers = strings(entry.second, field);
+      } else if (name == "flags") {
+        hints.flags = strings(entry.second, field);
+      } else if (name == "scripts") {
+        hints.scripts = strings(entry.second, field);
+      } else if (name == "nonTraining") {
+        hints.non_training = strings(entry.second, field);
+      } else {
+        fail(entry.first, field, "unknown key (known: launchers, flags, scripts, nonTraining)");
+      }
+    }
+  }
+
+  std::vector<PartRole> roles(const YAML::Node& value, const std::string& key) const {
+    if (!value.IsSequence()) fail(value, key, "expected a list of {part, role: coordinator, writerWhen}");
+    std::vector<PartRole> out;
+    for (const auto& item : value) {
+      if (!item.IsMap()) fail(item, key, "expected a mapping {part, role: coordinator, writerWhen}");
+      PartRole role;
+      for (const auto& entry : item) {
+        const std::string name = entry.first.Scalar();
+        if (name == "part") {
+          role.part_label = scalar(entry.second, key + ".part");
+        } else if (name == "role") {
+          if (scalar(entry.second, key + ".role") != "coordinator") fail(entry.second, key + ".role", "expected coordinator");
+        } else if (name == "writerWhen") {
+          role.writer_when = scalar(entry.second, key + ".writerWhen");
+          if (const auto problem = validate_template_path(role.writer_when); !problem.empty()) {
+            fail(entry.second, key + ".writerWhen", problem);
+          }
+        } else {
+          fail(entry.first, dotted(key, name), "unknown key (known: part, role, writerWhen)");
+        }
+      }
+      if (role.part_label.empty()) fail(item, key, "every role needs a part (the template's label, e.g. Launcher)");
+      out.push_back(std::move(role));
+    }
+    return out;
+  }
+
+  std::string check_id(const YAML::Node& item, const std::string& key) const {
+    std::string id = scalar(item, key);
+    if (find_check(id) == nullptr) fail(item, key, "unknown check \"" + id + "\"" + known_checks());
+    return id;
+  }
+
+  WorkloadClass workload_class(const YAML::Node& value, const std::string& key) const {
+    const auto parsed = parse_class(scalar(value, key));
+    if (!parsed) fail(value, key, "unknown class \"" + value.Scalar() + "\" (known: training, serving, auto, diagnostic)");
+    return *parsed;
+  }
+
+  // checks_by_class: a class left out keeps its default list; a class given replaces it.
+  void checks_by_class(const YAML::Node& value, const std::string& key, Policy& policy) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping of class to a list of check ids");
+    for (const auto& entry : value) {
+      const std::string field = key + "." + entry.first.Scalar();
+      const WorkloadClass c = workload_class(entry.first, key);
+      if (!entry.second.IsSequence()) fail(entry.second, field, "expected a list of check ids (may be empty: [])");
+      std::vector<std::string> ids;
+      for (const auto& item : entry.second) ids.push_back(check_id(item, field));
+      policy.checks_by_class[c] = std::move(ids);
+    }
+  }
+
+  void check_actions(const YAML::Node& value, const std::string& key, Policy& policy) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping of check id to warn or audit");
+    for (const auto& entry : value) {
+      const std::string id = check_id(entry.first, key);
+      const std::string action = scalar(entry.second, dotted(key, id));
+      if (action != "warn" && action != "audit") fail(entry.second, dotted(key, id), "expected warn or audit, got \"" + action + "\"");
+      policy.check_actions[id] = action == "warn" ? CheckAction::kWarn : CheckAction::kAudit;
+    }
+  }
+
+  std::vector<std::string> template_paths(const YAML::Node& value, const std::string& key) const {
+    std::vector<std::string> out = strings(value, key);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (const auto problem = validate_template_path(out[i]); !problem.empty()) fail(value[i], key, problem);
+    }
+    return out;
+  }
+
+  bool boolean(const YAML::Node& value, const std::string& key) const {
+    bool out = false;
+    if (!value.IsScalar() || !YAML::convert<bool>::decode(value, out)) fail(value, key, "expected true or false");
+    return out;
+  }
+
+  std::string scalar(const YAML::Node& value, const std::string& key, bool allow_empty = false) const {
+    if (!value.IsScalar() || (!allow_empty && value.Scalar().empty())) fail(value, key, "expected a non-empty string");
+    return value.Scalar();
+  }
+
+  std::vector<std::pair<std::string, std::string>> label_patterns(const YAML::Node& value,
+                                                                 const std::string& key) const {
+    if (!value.IsMap()) fail(value, key, "expected a mapping of label key to value pattern");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& entry : value) out.emplace_back(scalar(entry.first, key), scalar(entry.second, key, true));
+    return out;
+  }
+
+  PodTemplateLocation location(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsMap()) fail(node, key, "expected a mapping with path, part and podLabels");
+    PodTemplateLocation out;
+    for (const auto& entry : node) {
+      const std::string field = key + "." + entry.first.Scalar();
+      if (entry.first.Scalar() == "path") {
+        out.path = scalar(entry.second, field, true);
+        if (const auto problem = validate_template_path(out.path); !problem.empty()) fail(entry.second, field, problem);
+      } else if (entry.first.Scalar() == "part") {
+        out.part = scalar(entry.second, field, true);
+      } else if (entry.first.Scalar() == "podLabels") {
+        out.pod_labels = label_patterns(entry.second, field);
+      } else {
+        fail(entry.first, field, "unknown key (known: path, part, podLabels)");
+      }
+    }
+    return out;
+  }
+
+  // merge_workload_kinds: a row replaces the default row of the same group and kind,
+  // `enabled: false` removes it, and a new group/kind is added: a new CRD needs no code.
+  void merge_workload_kinds(const YAML::Node& value, std::vector<WorkloadKind>& rows) const {
+    const std::string key = "workloadKinds";
+    if (!value.IsSequence()) fail(value, key, "expected a list of workload kinds");
+    for (const auto& node : value) {
+      if (!node.IsMap()) fail(node, key, "expected a mapping (group, kind, class, operations, templates, podLabels, enabled)");
+      WorkloadKind row;
+      row.templates.clear();
+      bool enabled = true, has_kind = false;
+      for (const auto& entry : node) {
+        const std::string name = entry.first.Scalar();
+        const std::string field = dotted(key, name);
+        const YAML::Node& v = entry.second;
+        if (name == "group") {
+          row.group = scalar(v, field, true);
+        } else if (name == "kind") {
+          row.kind = scalar(v, field);
+          has_kind = true;
+        } else if (name == "class") {
+          row.workload_class = workload_class(v, field);
+        } else if (name == "training") {
+          // 0.1 spelling: true is class training, false is class auto.
+          row.workload_class = boolean(v, field) ? WorkloadClass::kTraining : WorkloadClass::kAuto;
+        } else if (name == "claimTemplates") {
+          row.claim_templates = template_paths(v, field);
+        } else if (name == "jobVolumes") {
+          row.job_volumes = template_paths(v, field);
+        } else if (name == "entrypoints") {
+          row.entrypoints = template_paths(v, field);
+        } else if (name == "roles") {
+          row.roles = roles(v, field);
+        } else if (name == "enabled") {
+          enabled = boolean(v, field);
+        } else if (name == "operations") {
+          row.operations = strings(v, field);
+          for (const auto& item : v) {
+            const auto& op = item.Scalar();
+            if (op != "CREATE" && op != "UPDATE") fail(item, field, "expected CREATE or UPDATE, got \"" + op + "\"");
+          }
+          if (row.operations.empty()) fail(v, field, "expected at least one of CREATE, UPDATE (use enabled: false to drop a kind)");
+        } else if (name == "templates") {
+          if (!v.IsSequence()) fail(v, field, "expected a list of {path, part, podLabels}");
+          for (const auto& item : v) row.templates.push_back(location(item, field));
+        } else if (name == "podLabels") {
+          row.pod_labels = label_patterns(v, field);
+        } else if (name == "skipChecks") {
+          if (!v.IsSequence()) fail(v, field, "expected a list of check ids");
+          row.skip_checks.clear();
+          for (const auto& item : v) row.skip_checks.push_back(check_id(item, field));
+        } else {
+          fail(entry.first, field, "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
+                          "entrypoints, roles, podLabels, skipChecks, enabled)");
+        }
+      }
+      if (!has_kind) fail(node, key, "every entry needs a kind");
+      if (enabled && row.templates.empty()) fail(node, key, "kind " + row.kind + " needs at least one template");
+      const auto same = std::find_if(rows.begin(), rows.end(), [&](const WorkloadKind& w) {
+        return w.group == row.group && w.kind == row.kind;
+      });
+      if (!enabled) {
+        if (same != rows.end()) rows.erase(same);
+      } else if (same != rows.end()) {
+        *same = std::move(row);
+      } else {
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+
+  std::int64_t positive_integer(const YAML::Node& value, const std::string& key) const {
+    std::int64_t out = 0;
+    if (!value.IsScalar() || !YAML::convert<std::int64_t>::decode(value, out) || out <= 0) {
+      fail(value, key, "expected a positive integer (seconds)");
+    }
+    return out;
+  }
+
+  static std::string known_checks() {
+    std::string out = " (known:";
+    for (const auto& check : check_registry()) {
+      out += ' ';  // appended apart: GCC 12 misreports `" " + std::string` as overlapping (-Wrestrict)
+      out += check.id;
+    }
+    return out + ")";
+  }
+
+  std::string source_;
+};
+
+}  // namespace
+
+Policy parse_policy(std::string_view yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  return PolicyParser(source).parse(root);
+}
+
+Policy load_policy_file(const std::string& path) { return parse_policy(read_file(path), path); }
+
+}  // namespace kubegap

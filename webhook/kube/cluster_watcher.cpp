@@ -1,0 +1,118 @@
+#include "webhook/kube/cluster_watcher.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "webhook/kube/kube_client.h"
+#include "webhook/telemetry/logging.h"
+#include "webhook/kube/reflector.h"
+#include "webhook/kube/snapshot_publisher.h"
+
+namespace kubegap {
+
+namespace net = boost::asio;
+
+// Impl: the pieces, client-go style. KubeClient is the transport; one Reflector per
+// resource keeps its ResourceStore in step with the API server and says when something
+// the checks read changed; the publish step turns the stores into a snapshot (after a
+// short delay that folds a burst of events into one), rebuilding only the half that
+// changed; SnapshotPublisher hands it to reviews and frees the replaced ones.
+struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl> {
+  Impl(net::io_context& ioc, KubeEndpoint endpoint, Metrics& metrics_, WatcherOptions options_)
+      : strand(net::make_strand(ioc)), metrics(metrics_), options(options_), client(strand, std::move(endpoint)),
+        publish_timer(strand), publisher(std::make_shared<SnapshotPublisher>(strand)) {}
+
+  net::strand<net::io_context::executor_type> strand;  // every member below lives on it
+  Metrics& metrics;
+  WatcherOptions options;
+  KubeClient client;
+  net::steady_timer publish_timer;
+  std::shared_ptr<SnapshotPublisher> publisher;
+  std::atomic<bool> synced{false};
+  bool publish_pending = false;
+  bool stopped = false;
+  bool budgets_dirty = false;  // changed since the last published snapshot
+  bool nodes_dirty = false;
+  Reflector<DisruptionBudget> budgets{"poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets",
+                                      {decode_budget_object, budget_key}, client, metrics, options,
+                                      [this] { changed(budgets_dirty); }};
+  Reflector<NodeInfo> nodes{"nodes", "/api/v1/nodes", {decode_node_object, node_key}, client, metrics, options,
+                            [this] { changed(nodes_dirty); }};
+
+  void changed(bool& dirty) {
+    dirty = true;
+    if (publish_pending || stopped) return;
+    publish_pending = true;
+    publish_timer.expires_after(options.publish_delay);
+    publish_timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      self->publish_pending = false;
+      if (!ec && !self->stopped) self->publish();
+    });
+  }
+
+  void publish() {
+    if (!synced && (!budgets.listed() || !nodes.listed())) return;
+    // Only the half that changed is rebuilt (and re-indexed); the other is shared with the
+    // previous snapshot, so a PDB change does not copy 5,000 Nodes, nor the reverse.
+    std::shared_ptr<const BudgetSet> budget_half;
+    std::shared_ptr<const NodeSet> node_half;
+    {
+      // Scoped: holding the previous snapshot across publish() would keep the publisher
+      // from freeing it at once when no review holds it either.
+      const auto previous = publisher->current();
+      budget_half = budgets_dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store().values())
+                                               : previous->shared_budgets();
+      node_half = nodes_dirty || !previous ? std::make_shared<const NodeSet>(nodes.store().values())
+                                           : previous->shared_nodes();
+    }
+    budgets_dirty = nodes_dirty = false;
+    publisher->publish(std::make_shared<const ClusterSnapshot>(std::move(budget_half), std::move(node_half)));
+    metrics.cluster_published();
+    metrics.cluster_objects(budgets.name(), budgets.store().size());
+    metrics.cluster_objects(nodes.name(), nodes.store().size());
+    if (!synced.exchange(true)) {
+      log_event(spdlog::level::info, "cluster view synced",
+                {{"poddisruptionbudgets", std::to_string(budgets.store().size()), false},
+                 {"nodes", std::to_string(nodes.store().size()), false}});
+    }
+  }
+
+  void stop() {
+    stopped = true;
+    publish_timer.cancel();
+    publisher->stop();
+    budgets.stop();
+    nodes.stop();
+  }
+};
+
+ClusterWatcher::ClusterWatcher(net::io_context& ioc, KubeEndpoint endpoint, Metrics& metrics, WatcherOptions options)
+    : impl_(std::make_shared<Impl>(ioc, std::move(endpoint), metrics, options)) {}
+
+bool ClusterWatcher::synced() const { return impl_->synced.load(); }
+
+std::shared_ptr<const ClusterSnapshot> ClusterWatcher::snapshot() const { return impl_->publisher->current(); }
+
+ClusterWatcher::~ClusterWatcher() {
+  try {
+    stop();
+  } catch (...) {
+    // Posting the stop failed to allocate: a destructor must not throw, and the
+    // watches end with the io_context anyway.
+  }
+}
+
+void ClusterWatcher::start() {
+  auto impl = impl_;
+  net::co_spawn(impl->strand, [impl]() -> net::awaitable<void> { co_await impl->budgets.run(); }, net::detached);
+  net::co_spawn(impl->strand, [impl]() -> net::awaitable<void> { co_await impl->nodes.run(); }, net::detached);
+}
+
+void ClusterWatcher::stop() {
+  auto impl = impl_;
+  net::post(impl->strand, [impl] { impl->stop(); });
+}
+
+}  // namespace kubegap

@@ -1,0 +1,193 @@
+#include "webhook/report/vap_export.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <sstream>
+
+#include <rapidjson/document.h>
+
+#include "policies/checks.h"
+#include "policies/evaluate.h"
+#include "policies/text.h"
+#include "webhook/report/vap_cel.h"
+#include "webhook/core/yaml_json.h"
+
+namespace kubegap {
+
+namespace {
+
+using namespace vap_cel;
+
+// --- the documents ---------------------------------------------------------------------
+
+using Doc = rapidjson::Document;
+using Value = rapidjson::Value;
+
+Value str(const std::string& text, Doc::AllocatorType& a) { return Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a); }
+
+Value string_list(const std::vector<std::string>& items, Doc::AllocatorType& a) {
+  Value out(rapidjson::kArrayType);
+  for (const auto& item : items) out.PushBack(str(item, a), a);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// require_exportable: ConfigError when a check of `checks` has no CEL form.
+void require_exportable(const std::vector<std::string>& checks) {
+  for (const auto& id : checks) {
+    if (std::find(kVapChecks.begin(), kVapChecks.end(), id) == kVapChecks.end()) {
+      std::string known;
+      for (const auto& k : kVapChecks) known += (known.empty() ? "" : ", ") + k;
+      throw ConfigError("export vap: check \"" + id + "\" has no CEL form (exportable: " + known + ")");
+    }
+  }
+}
+
+// wanted_checks: the checks of `checks` that this row's policy runs.
+std::vector<CheckCel> wanted_checks(const WorkloadKind& row, const Policy& policy, const std::vector<std::string>& checks) {
+  std::vector<CheckCel> wanted;
+  for (const auto& id : checks) {
+    const bool skipped = std::find(row.skip_checks.begin(), row.skip_checks.end(), id) != row.skip_checks.end();
+    // The classes whose parts this export evaluates: training and auto; serving only
+    // when labelled as training (which makes it training).
+    const bool applies = policy.check_applies(id, WorkloadClass::kTraining);
+    if (!skipped && applies && policy.check_enabled(id)) {
+      wanted.push_back({id, id == "zone-spread" ? "zGap" : id == "gpu-health-tolerations" ? "gGap" : "cGap"});
+    }
+  }
+  return wanted;
+}
+
+// match_constraints: the row's kind and operations, outside the excluded namespaces.
+Value match_constraints(const WorkloadKind& row, const Policy& policy, Doc::AllocatorType& a) {
+  Value constraints(rapidjson::kObjectType);
+  Value rules(rapidjson::kArrayType);
+  Value rule(rapidjson::kObjectType);
+  rule.AddMember("apiGroups", string_list({row.group}, a), a);
+  rule.AddMember("apiVersions", string_list({"*"}, a), a);
+  rule.AddMember("operations", string_list(row.operations, a), a);
+  // The plural: the kind in lower case with an s, as every kind of the default table.
+  rule.AddMember("resources", string_list({lower(row.kind) + "s"}, a), a);
+  rules.PushBack(rule, a);
+  constraints.AddMember("resourceRules", rules, a);
+  if (!policy.excluded_namespaces.empty()) {
+    Value selector(rapidjson::kObjectType), expressions(rapidjson::kArrayType), requirement(rapidjson::kObjectType);
+    requirement.AddMember("key", "kubernetes.io/metadata.name", a);
+    requirement.AddMember("operator", "NotIn", a);
+    requirement.AddMember("values", string_list(policy.excluded_namespaces, a), a);
+    expressions.PushBack(requirement, a);
+    selector.AddMember("matchExpressions", expressions, a);
+    constraints.AddMember("namespaceSelector", selector, a);
+  }
+  return constraints;
+}
+
+// variables_of: spec.variables: the parts, what every check needs, then each check's own.
+Value variables_of(const WorkloadKind& row, const Policy& policy, const std::vector<CheckCel>& wanted,
+                   Doc::AllocatorType& a) {
+  std::vector<Variable> variables = part_variables(row);
+  for (auto& v : common_variables(row, policy)) variables.push_back(std::move(v));
+  for (const auto& c : wanted) {
+    auto own = c.id == "zone-spread"              ? zone_variables()
+               : c.id == "gpu-health-tolerations" ? gpu_variables(policy)
+                                                  : checkpoint_variables(row, policy);
+    for (auto& v : own) variables.push_back(std::move(v));
+    for (auto& v : group_variables(c, *find_check(c.id))) variables.push_back(std::move(v));
+  }
+  Value vars(rapidjson::kArrayType);
+  for (const auto& v : variables) {
+    Value item(rapidjson::kObjectType);
+    item.AddMember("name", str(v.name, a), a);
+    item.AddMember("expression", str(substitute_spec(v.expression), a), a);
+    vars.PushBack(item, a);
+  }
+  return vars;
+}
+
+// add_validations: per check, kGroups validations (one warning each) and its annotation.
+void add_validations(const std::vector<CheckCel>& wanted, Value& spec, Doc::AllocatorType& a) {
+  Value validations(rapidjson::kArrayType), annotations(rapidjson::kArrayType);
+  for (const auto& c : wanted) {
+    const CheckDefinition* check = find_check(c.id);
+    for (int k = 0; k < kGroups; ++k) {
+      Value validation(rapidjson::kObjectType);
+      validation.AddMember("expression",
+                           str(quote(c.id) + " in variables.exempt || size(variables." + c.var + "Heads) <= " +
+                                   std::to_string(k), a),
+                           a);
+      validation.AddMember("messageExpression", str("variables." + c.var + "Text[" + std::to_string(k) + "]", a), a);
+      validation.AddMember("reason", "Invalid", a);
+      validations.PushBack(validation, a);
+    }
+    Value annotation(rapidjson::kObjectType);
+    annotation.AddMember("key", str(c.id, a), a);
+    annotation.AddMember("valueExpression", str(annotation_expression(c, *check), a), a);
+    annotations.PushBack(annotation, a);
+  }
+  spec.AddMember("validations", validations, a);
+  spec.AddMember("auditAnnotations", annotations, a);
+}
+
+// policy_document: the ValidatingAdmissionPolicy of one row, as YAML.
+std::string policy_document(const std::string& name, const WorkloadKind& row, const Policy& policy,
+                            const std::vector<CheckCel>& wanted) {
+  Doc doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  doc.AddMember("apiVersion", "admissionregistration.k8s.io/v1", a);
+  doc.AddMember("kind", "ValidatingAdmissionPolicy", a);
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(name, a), a);
+  Value labels(rapidjson::kObjectType);
+  labels.AddMember("app.kubernetes.io/managed-by", "kubegap-webhook", a);
+  meta.AddMember("labels", labels, a);
+  doc.AddMember("metadata", meta, a);
+  Value spec(rapidjson::kObjectType);
+  spec.AddMember("failurePolicy", "Ignore", a);
+  spec.AddMember("matchConstraints", match_constraints(row, policy, a), a);
+  spec.AddMember("variables", variables_of(row, policy, wanted, a), a);
+  add_validations(wanted, spec, a);
+  doc.AddMember("spec", spec, a);
+  return "---\n" + json_to_yaml(doc);
+}
+
+// binding_document: the binding of the policy `name`: warn and audit, never deny.
+std::string binding_document(const std::string& name) {
+  Doc doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  doc.AddMember("apiVersion", "admissionregistration.k8s.io/v1", a);
+  doc.AddMember("kind", "ValidatingAdmissionPolicyBinding", a);
+  Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(name, a), a);
+  doc.AddMember("metadata", meta, a);
+  Value spec(rapidjson::kObjectType);
+  spec.AddMember("policyName", str(name, a), a);
+  spec.AddMember("validationActions", string_list({"Warn", "Audit"}, a), a);
+  doc.AddMember("spec", spec, a);
+  return "---\n" + json_to_yaml(doc);
+}
+
+}  // namespace
+
+std::string vap_policy_name(const WorkloadKind& row) {
+  return "kubegap-" + lower(row.kind) + (row.group.empty() ? "" : "." + lower(row.group));
+}
+
+std::string export_vap(const Policy& policy, const std::vector<std::string>& checks) {
+  require_exportable(checks);
+  std::vector<std::string> names;
+  std::string out;
+  for (const auto& row : policy.workload_kinds) {
+    const std::vector<CheckCel> wanted = wanted_checks(row, policy, checks);
+    if (wanted.empty()) continue;
+    names.push_back(vap_policy_name(row));
+    out += policy_document(names.back(), row, policy, wanted);
+  }
+  for (const auto& name : names) out += binding_document(name);
+  return out;
+}
+
+}  // namespace kubegap

@@ -1,0 +1,75 @@
+#pragma once
+// WebhookServer: the asynchronous HTTPS server for POST /validate (Beast over OpenSSL,
+// C++20 coroutines throughout, one strand per connection).
+//
+//   WebhookServer server(ioc, tls, handler, metrics, options);
+//   auto endpoint = server.listen();   // port 0 picks a free port
+//   ...  server.shutdown([] { /* every connection closed */ });
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "webhook/core/memory_budget.h"
+#include "webhook/telemetry/metrics.h"
+#include "webhook/core/review_handler.h"
+#include "webhook/server/server_options.h"
+#include "webhook/server/tls.h"
+
+namespace kubegap {
+
+class WebhookServer {
+ public:
+  WebhookServer(boost::asio::io_context& ioc, const ServerTlsStore& tls,
+                const ReviewHandler& handler, Metrics& metrics, ServerOptions options);
+  ~WebhookServer();
+
+  // listen: binds, starts accepting and returns the bound endpoint. Throws
+  // boost::system::system_error when the address cannot be bound.
+  boost::asio::ip::tcp::endpoint listen();
+
+  // shutdown: stops accepting, closes idle connections at once and lets connections with
+  // a request in progress answer it (with Connection: close). A connection that has not
+  // sent its first request yet gets until its first-request deadline to send it (it may
+  // be on the wire already), and is answered too. Calls `on_drained` once
+  // every connection has closed, or after `deadline`, whichever comes first.
+  void shutdown(std::chrono::milliseconds deadline, std::function<void()> on_drained);
+  // drain: shutdown as a coroutine, on any executor (its timer is the caller's): it
+  // returns when every connection has closed or after `deadline`.
+  boost::asio::awaitable<void> drain(std::chrono::milliseconds deadline);
+
+  std::size_t connections() const;
+  const MemoryBudget& memory_budget() const { return *budget_; }
+
+ private:
+  struct Connection;
+
+  boost::asio::io_context& ioc_;
+  const ServerTlsStore& tls_;
+  const ReviewHandler& handler_;
+  Metrics& metrics_;
+  ServerOptions options_;
+  std::shared_ptr<MemoryBudget> budget_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::atomic<bool> stopping_{false};
+
+  // evict_idle_connection: closes the connection that has waited longest for a request
+  // (never-used ones first); none when every connection has a request in progress.
+  void evict_idle_connection();
+
+  mutable std::mutex mutex_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
+  std::uint64_t next_id_ = 0;
+};
+
+}  // namespace kubegap

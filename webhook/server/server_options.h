@@ -1,0 +1,41 @@
+#pragma once
+// ServerOptions: the limits and deadlines of the HTTPS server, shared by WebhookServer
+// (server.h) and each connection's Session (session.h). Defaults are the production
+// values; `serve`'s flags override them (webhook/cmd).
+
+#include <chrono>
+#include <cstddef>
+
+#include <boost/asio/ip/tcp.hpp>
+
+namespace kubegap {
+
+struct ServerOptions {
+  boost::asio::ip::tcp::endpoint listen{boost::asio::ip::make_address("0.0.0.0"), 8443};
+  // Apply explicit limits to the request's size to prevent abuse. A Pod with many
+  // containers and env vars is tens of KB; 8 MiB leaves room for any real workload.
+  std::size_t body_limit = 8 * 1024 * 1024;
+  std::size_t header_limit = 16 * 1024;
+  // The API server keeps connections idle for about 90 s; stay open longer so it, not we,
+  // closes them (closing first races with a request it is about to send).
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(120)};
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  // After its handshake a connection has this long to send its first request's header.
+  // The API server sends at once; a connection that only holds a slot does not.
+  std::chrono::milliseconds first_request_timeout{std::chrono::seconds(5)};
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
+  // Connections beyond this are closed on accept. The API servers of a cluster keep a
+  // few dozen; each open connection costs about 100 KiB (TLS state and buffers).
+  std::size_t max_connections = 4096;
+  // Within this many slots of the cap, each new connection closes the connection that has
+  // waited longest without a request in progress (one that never sent a request first),
+  // so the slots near the cap stay free for the API server's next connection.
+  std::size_t reserved_connections = 64;
+  // What requests in flight may be charged, across all connections (memory_budget.h);
+  // 0: default_memory_budget(container_memory_limit(), body_limit).
+  std::size_t memory_budget = 0;
+};
+
+}  // namespace kubegap

@@ -107,7 +107,7 @@ bool staged_by_init(const PodSpecView& pod, const std::string& volume_name) {
 
 Gap undeclared(const TrainerMount& m) {
   return not_evaluated("volume \"" + m.mount->name + "\" mounted at " + m.mount->mount_path + " by container " +
-                 m.container->name + " is not declared");
+                       m.container->name + " is not declared");
 }
 
 }  // namespace
@@ -117,7 +117,7 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   // Job) is not judged: a warning there would teach people to ignore the others.
   if (ctx.workload_class == WorkloadClass::kAuto) {
     return not_evaluated(std::string("no sign that this pod trains (label it ") + kTrainingJobAnnotation +
-                   ": \"true\" to check it)");
+                         ": \"true\" to check it)");
   }
   if (!ctx.checkpoint_destination.empty()) {
     return note("checkpoints go to " + std::string(ctx.checkpoint_destination));
@@ -140,12 +140,12 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
     const std::string where = describe_source(m.volume);
     // The warning leaves out the container so the same gap in several parts is one
     // warning; the annotation names it.
-    return Gap{Outcome::kFinding,
-               "checkpoints at " + m.mount->mount_path + " are on " + where + ": " +
-                   std::string(what_happens(m.volume)),
-               "checkpoint path " + m.mount->mount_path + " of container " + m.container->name + " is on " +
-                   where + ", not durable",
-               "mount a PersistentVolumeClaim (or durable CSI volume) at " + m.mount->mount_path};
+    return Gap{
+        Outcome::kFinding,
+        "checkpoints at " + m.mount->mount_path + " are on " + where + ": " + std::string(what_happens(m.volume)),
+        "checkpoint path " + m.mount->mount_path + " of container " + m.container->name + " is on " + where +
+            ", not durable",
+        "mount a PersistentVolumeClaim (or durable CSI volume) at " + m.mount->mount_path};
   }
   if (unknown != nullptr) return undeclared(*unknown);
   if (checkpoint_path) return std::nullopt;

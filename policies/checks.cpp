@@ -12,8 +12,7 @@ std::span<const CheckDefinition> check_registry() {
        "checkpoints would not outlive the pod",
        "mount a PersistentVolumeClaim (or durable CSI volume) where the job saves checkpoints, "
        "or save them to object storage",
-       {"bloom-176b-training-2022", "opt-175b-logbook-2021", "llama3-pretraining-2024",
-        "acme-llm-pretraining-2023"},
+       {"bloom-176b-training-2022", "opt-175b-logbook-2021", "llama3-pretraining-2024", "acme-llm-pretraining-2023"},
        check_checkpoint_volume},
       {kDisruptionBudget,
        "no PodDisruptionBudget selects the pod",
@@ -40,8 +39,7 @@ std::span<const CheckDefinition> check_registry() {
 
 const CheckDefinition* find_check(std::string_view id) {
   const auto checks = check_registry();
-  const auto it = std::find_if(checks.begin(), checks.end(),
-                               [&](const CheckDefinition& c) { return c.id == id; });
+  const auto it = std::find_if(checks.begin(), checks.end(), [&](const CheckDefinition& c) { return c.id == id; });
   return it == checks.end() ? nullptr : &*it;
 }
 

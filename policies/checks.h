@@ -71,11 +71,20 @@ struct CheckDefinition {
 // kDurableVolumeSources: volume sources whose data lives outside the node and outlives
 // the pod (the cloud block devices are in-tree network disks too, deprecated, still
 // accepted); a `csi` volume is durable when its driver is in the policy's list.
-inline constexpr std::array<std::string_view, 14> kDurableVolumeSources = {
-    "persistentVolumeClaim", "nfs",         "cephfs",        "rbd",
-    "iscsi",                 "azureFile",   "glusterfs",     "fc",
-    "gcePersistentDisk",     "awsElasticBlockStore", "azureDisk", "cinder",
-    "portworxVolume",        "vsphereVolume"};
+inline constexpr std::array<std::string_view, 14> kDurableVolumeSources = {"persistentVolumeClaim",
+                                                                           "nfs",
+                                                                           "cephfs",
+                                                                           "rbd",
+                                                                           "iscsi",
+                                                                           "azureFile",
+                                                                           "glusterfs",
+                                                                           "fc",
+                                                                           "gcePersistentDisk",
+                                                                           "awsElasticBlockStore",
+                                                                           "azureDisk",
+                                                                           "cinder",
+                                                                           "portworxVolume",
+                                                                           "vsphereVolume"};
 
 // CheckpointVolumeCheck: checkpoints would not outlive the pod (the writable mounts of the
 // containers that train).

@@ -48,7 +48,7 @@ struct ConfigMapInfo {
 
 // The well-known zone label and its deprecated predecessor (still set by some clouds).
 inline constexpr std::array<std::string_view, 2> kZoneLabelKeys = {"topology.kubernetes.io/zone",
-                                                                  "failure-domain.beta.kubernetes.io/zone"};
+                                                                   "failure-domain.beta.kubernetes.io/zone"};
 
 // zone_label: a node's zone from its labels; nullptr when it has none.
 const std::string* zone_label(const StringMap& labels);
@@ -59,8 +59,8 @@ const std::string* zone_label(const StringMap& labels);
 // the nodes carrying it, and the zone they share).
 class NodeSet {
  public:
-  static constexpr int kUnzoned = -1;    // a node without a zone label
-  static constexpr int kSeveral = -2;    // nodes in more than one zone
+  static constexpr int kUnzoned = -1;  // a node without a zone label
+  static constexpr int kSeveral = -2;  // nodes in more than one zone
   // A posting list of the label index: sorted node positions and the zone they share.
   struct Posting {
     std::vector<std::uint32_t> nodes;
@@ -105,7 +105,7 @@ class BudgetSet {
   struct Namespace {
     std::vector<DisruptionBudget> budgets;
     std::unordered_map<std::string, std::vector<std::uint32_t>> by_label;  // "key\0value"
-    std::vector<std::uint32_t> unindexed;  // no matchLabels: checked for every pod
+    std::vector<std::uint32_t> unindexed;                                  // no matchLabels: checked for every pod
   };
   std::unordered_map<std::string, Namespace> by_namespace_;
   std::size_t count_ = 0;
@@ -160,8 +160,7 @@ class ClusterView {
 // StaticClusterView: a fixed snapshot (from --cluster-state FILE, tests, offline check).
 class StaticClusterView final : public ClusterView {
  public:
-  explicit StaticClusterView(std::shared_ptr<const ClusterSnapshot> snapshot)
-      : snapshot_(std::move(snapshot)) {}
+  explicit StaticClusterView(std::shared_ptr<const ClusterSnapshot> snapshot) : snapshot_(std::move(snapshot)) {}
   std::shared_ptr<const ClusterSnapshot> snapshot() const override { return snapshot_; }
 
  private:

@@ -51,16 +51,21 @@ constexpr std::size_t kMaxWarningsPerCheck = 2;
 // the same gap in several parts is one finding that lists them. Found by hash, not by a
 // scan of the findings so far: messages carry user text (mount paths), so a workload with
 // thousands of parts can have thousands of distinct ones.
-void group(const CheckDefinition& check, std::vector<PartResult>& results,
-           std::vector<Finding>& out) {
+void group(const CheckDefinition& check, std::vector<PartResult>& results, std::vector<Finding>& out) {
   const std::size_t first = out.size();
   std::unordered_map<std::string, std::size_t> index;  // outcome + message -> finding
   for (auto& result : results) {
     std::string key = static_cast<char>('0' + static_cast<int>(result.gap.outcome)) + result.gap.message;
     auto [it, added] = index.try_emplace(std::move(key), out.size());
     if (added) {
-      out.push_back(Finding{std::string(check.id), result.gap.outcome, std::move(result.gap.message),
-                            std::move(result.gap.reason), check.cases, {}, false, std::move(result.gap.remedy)});
+      out.push_back(Finding{std::string(check.id),
+                            result.gap.outcome,
+                            std::move(result.gap.message),
+                            std::move(result.gap.reason),
+                            check.cases,
+                            {},
+                            false,
+                            std::move(result.gap.remedy)});
     }
     if (!result.pod->part.empty()) out[it->second].parts.push_back(result.pod->part);
   }
@@ -72,8 +77,8 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results,
   }
   out.resize(first);
   if (gaps.size() > kMaxWarningsPerCheck) {
-    Finding summary{std::string(check.id), Outcome::kFinding, std::string(check.summary),
-                    "", check.cases, {}, false, std::string(check.remedy)};
+    Finding summary{std::string(check.id),    Outcome::kFinding, std::string(check.summary), "", check.cases, {}, false,
+                    std::string(check.remedy)};
     for (auto it = gaps.begin() + kMaxWarningsPerCheck - 1; it != gaps.end(); ++it) {
       summary.parts.insert(summary.parts.end(), it->parts.begin(), it->parts.end());
       summary.reason += (summary.reason.empty() ? "" : "; ") + it->reason;
@@ -104,8 +109,8 @@ std::vector<EnvVar> effective_env(const Container& c, const std::string& ns, con
   return env;
 }
 
-void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env, const std::string& image,
-                 const Policy& policy, bool& all_diagnostic) {
+void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
+                 const std::string& image, const Policy& policy, bool& all_diagnostic) {
   const auto trains = training_evidence(facts, env, policy);
   if (trains && out.training.empty()) out.training = *trains;
   if (out.destination.empty()) {
@@ -122,7 +127,8 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
 // pod_evidence: a pod spec's main containers. Diagnostic only when every main container
 // is; a container running only sshd (an MPI worker) or the image's own entrypoint has no
 // say either way.
-EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const ClusterSnapshot* known, const Policy& policy) {
+EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const ClusterSnapshot* known,
+                           const Policy& policy) {
   EvidenceFacts out;
   bool all_diagnostic = true;
   bool any_voice = false;
@@ -132,7 +138,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     const std::vector<EnvVar> env = effective_env(c, ns, known);
     if (!facts.has_command || sshd_only) {
       // No command of its own: only its env (and a placeholder image) can speak.
-      if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty()) out.destination = *where;
+      if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())
+        out.destination = *where;
       if (auto why = training_evidence(facts, env, policy); why && out.training.empty()) out.training = *why;
       if (auto diag = diagnostic_evidence(facts, c.image, env, policy)) {
         any_voice = true;
@@ -218,10 +225,15 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   // counted in a note (annotation `parts`).
   const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));
   if (object.pods.size() > limit) {
-    findings.push_back(Finding{std::string(kPartsNote), Outcome::kNote, "",
+    findings.push_back(Finding{std::string(kPartsNote),
+                               Outcome::kNote,
+                               "",
                                "evaluated the first " + std::to_string(limit) + " of " +
                                    std::to_string(object.pods.size()) + " parts (policy maxPartsPerObject)",
-                               {}, {}, false, ""});
+                               {},
+                               {},
+                               false,
+                               ""});
   }
   for (const auto& pod : std::span(object.pods).first(std::min(limit, object.pods.size()))) {
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);

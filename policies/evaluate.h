@@ -51,8 +51,7 @@ std::string describe_classes(const std::vector<PartVerdict>& parts);
 // order. The same gap in several parts of a workload is one Finding listing the parts.
 // `cluster` is nullptr without a cluster view; `cluster_unavailable` then says why.
 // `claims` resolves DRA resource claims (device classes); by default the cluster view.
-std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster,
-                              const Policy& policy,
+std::vector<Finding> evaluate(const WorkloadView& object, const ClusterSnapshot* cluster, const Policy& policy,
                               std::string_view cluster_unavailable = "no cluster view",
                               const ClusterSnapshot* claims = nullptr);
 

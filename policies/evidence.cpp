@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kShells = {"sh", "bash", "ash", "dash", "zsh"};
 // Words that start a shell compound command or prefix one: the program comes after.
-constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", "then", "do", "else", "elif",
-                                                        "done", "fi", "!", "{", "}", "time", "exec", "nohup", "for"};
+constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", "then", "do",   "else", "elif",  "done",
+                                                        "fi",    "!",     "{",  "}",    "time", "exec", "nohup", "for"};
 
 // Case-insensitive (ASCII) comparisons without lowered copies: they run for every word
 // of every command line against every hint of the policy.
@@ -98,7 +98,8 @@ bool same_flag(std::string_view a, std::string_view b) {
   a = flag_name(a);
   b = flag_name(b);
   const auto fold = [](char c) { return c == '-' ? '_' : ascii_lower(c); };
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
 }
 
 // FlagValue: a flag name and its value, from `--name=value`, `name=value` or
@@ -158,7 +159,9 @@ bool reads_checkpoints(const CommandFacts& facts, const Policy& policy) {
   return word_hint(facts, policy.training_hints.non_training).has_value();
 }
 
-bool looks_like_checkpoint_path(std::string_view path, const Policy& policy) { return looks_like_checkpoints(path, policy); }
+bool looks_like_checkpoint_path(std::string_view path, const Policy& policy) {
+  return looks_like_checkpoints(path, policy);
+}
 
 std::string normalized_flag(std::string_view word) {
   const auto eq = word.find('=');

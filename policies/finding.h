@@ -14,10 +14,10 @@ enum class Outcome {
 };
 
 struct Finding {
-  std::string check;    // check id, e.g. "checkpoint-volume"
+  std::string check;  // check id, e.g. "checkpoint-volume"
   Outcome outcome = Outcome::kFinding;
-  std::string message;  // what is wrong, where, and what it costs (the warning's body)
-  std::string reason;   // short reason for the audit annotation
+  std::string message;             // what is wrong, where, and what it costs (the warning's body)
+  std::string reason;              // short reason for the audit annotation
   std::vector<std::string> cases;  // case ids that show why it matters
   std::vector<std::string> parts;  // workload parts affected (empty for a Pod)
   // The policy's action for the check is `audit`: an audit annotation, no warning.

@@ -85,8 +85,7 @@ struct Problem {
   std::string remedy;   // what to change
 };
 
-void node_health_problems(const std::vector<Toleration>& tolerations, std::int64_t bound,
-                          std::vector<Problem>& out) {
+void node_health_problems(const std::vector<Toleration>& tolerations, std::int64_t bound, std::vector<Problem>& out) {
   const TolerationTime not_ready = effective_time(tolerations, kNotReady);
   const TolerationTime unreachable = effective_time(tolerations, kUnreachable);
   const bool slow_not_ready = not_ready.seconds >= bound;
@@ -120,16 +119,15 @@ std::optional<Problem> fault_taint_problem(const Toleration& t) {
                    "tolerates GPU-fault taint " + key + " (NoSchedule)", "remove the toleration for " + key};
   }
   if (t.effect.empty()) {
-    return Problem{"tolerates GPU-fault taint " + key +
-                       " for every effect: can land and stay on a quarantined node",
+    return Problem{"tolerates GPU-fault taint " + key + " for every effect: can land and stay on a quarantined node",
                    "tolerates GPU-fault taint " + key + " for every effect",
                    "remove the toleration for " + key + ", or make it NoExecute with tolerationSeconds"};
   }
   if (t.effect == "NoExecute" && !t.toleration_seconds) {
-    return Problem{"tolerates GPU-fault taint " + key +
-                       " (NoExecute) with no time limit: never leaves a node whose GPU failed",
-                   "tolerates GPU-fault taint " + key + " (NoExecute) with no time limit",
-                   "set tolerationSeconds on the toleration for " + key + ", or remove it"};
+    return Problem{
+        "tolerates GPU-fault taint " + key + " (NoExecute) with no time limit: never leaves a node whose GPU failed",
+        "tolerates GPU-fault taint " + key + " (NoExecute) with no time limit",
+        "set tolerationSeconds on the toleration for " + key + ", or remove it"};
   }
   return std::nullopt;
 }
@@ -147,10 +145,11 @@ std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const Ch
   std::vector<Problem> problems;
 
   if (std::any_of(pod.tolerations.begin(), pod.tolerations.end(), is_blanket)) {
-    problems.push_back({"tolerates every taint (empty key, operator Exists): no health or GPU-fault taint keeps it "
-                        "off or moves it off a failed node",
-                        "tolerates every taint (empty key, operator Exists)",
-                        "replace the empty-key toleration with tolerations for the taints it needs"});
+    problems.push_back(
+        {"tolerates every taint (empty key, operator Exists): no health or GPU-fault taint keeps it "
+         "off or moves it off a failed node",
+         "tolerates every taint (empty key, operator Exists)",
+         "replace the empty-key toleration with tolerations for the taints it needs"});
   } else {
     node_health_problems(pod.tolerations, ctx.policy.health_toleration_seconds_bound, problems);
     for (const auto& taint : ctx.policy.gpu_fault_taints) {

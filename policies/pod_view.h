@@ -80,7 +80,7 @@ struct NodeSelectorTerm {
 
 struct Toleration {
   std::string key;
-  std::string op;      // "Equal" (the API default when empty) or "Exists"
+  std::string op;  // "Equal" (the API default when empty) or "Exists"
   std::string value;
   std::string effect;  // empty = every effect
   std::optional<std::int64_t> toleration_seconds;

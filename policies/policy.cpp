@@ -7,20 +7,17 @@
 namespace kubegap {
 
 bool Policy::check_enabled(std::string_view check_id) const {
-  return std::find(enabled_checks.begin(), enabled_checks.end(), check_id) !=
-         enabled_checks.end();
+  return std::find(enabled_checks.begin(), enabled_checks.end(), check_id) != enabled_checks.end();
 }
 
 bool Policy::namespace_excluded(const std::string& namespace_name) const {
-  return std::find(excluded_namespaces.begin(), excluded_namespaces.end(), namespace_name) !=
-         excluded_namespaces.end();
+  return std::find(excluded_namespaces.begin(), excluded_namespaces.end(), namespace_name) != excluded_namespaces.end();
 }
 
 bool Policy::check_applies(std::string_view check_id, WorkloadClass workload_class) const {
   if (!check_enabled(check_id)) return false;
   const auto it = checks_by_class.find(workload_class);
-  return it != checks_by_class.end() &&
-         std::find(it->second.begin(), it->second.end(), check_id) != it->second.end();
+  return it != checks_by_class.end() && std::find(it->second.begin(), it->second.end(), check_id) != it->second.end();
 }
 
 CheckAction Policy::action(std::string_view check_id) const {
@@ -30,17 +27,21 @@ CheckAction Policy::action(std::string_view check_id) const {
 
 std::string_view class_name(WorkloadClass workload_class) {
   switch (workload_class) {
-    case WorkloadClass::kTraining: return "training";
-    case WorkloadClass::kServing: return "serving";
-    case WorkloadClass::kAuto: return "auto";
-    case WorkloadClass::kDiagnostic: return "diagnostic";
+    case WorkloadClass::kTraining:
+      return "training";
+    case WorkloadClass::kServing:
+      return "serving";
+    case WorkloadClass::kAuto:
+      return "auto";
+    case WorkloadClass::kDiagnostic:
+      return "diagnostic";
   }
   return "auto";
 }
 
 std::optional<WorkloadClass> parse_class(std::string_view name) {
-  for (const auto c : {WorkloadClass::kTraining, WorkloadClass::kServing, WorkloadClass::kAuto,
-                       WorkloadClass::kDiagnostic}) {
+  for (const auto c :
+       {WorkloadClass::kTraining, WorkloadClass::kServing, WorkloadClass::kAuto, WorkloadClass::kDiagnostic}) {
     if (class_name(c) == name) return c;
   }
   return std::nullopt;
@@ -64,27 +65,35 @@ std::vector<WorkloadKind> default_workload_kinds() {
   // Kubeflow training-operator kinds: one map of replica specs each, the same labels
   // (training-operator pkg/controller.v1/common: job-name, replica-type in lower case).
   const auto kubeflow = [&](std::string kind, std::string specs) {
-    return WorkloadKind{"kubeflow.org", std::move(kind), kTraining, create_update,
-                        {{"spec." + std::move(specs) + ".*.template", "replica {}", {}}},
-                        Paths{}, Paths{},
-                        Labels{{"training.kubeflow.org/job-name", "{name}"},
-                               {"training.kubeflow.org/replica-type", "{lower}"}}};
+    return WorkloadKind{
+        "kubeflow.org",
+        std::move(kind),
+        kTraining,
+        create_update,
+        {{"spec." + std::move(specs) + ".*.template", "replica {}", {}}},
+        Paths{},
+        Paths{},
+        Labels{{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/replica-type", "{lower}"}}};
   };
   // Other operators that reuse the Kubeflow replica-map shape under their own group (the
   // pod labels they add are not known here, so none are listed).
   const auto replica_map = [&](std::string group, std::string kind, std::string specs) {
-    return WorkloadKind{std::move(group), std::move(kind), kTraining, create_update,
+    return WorkloadKind{std::move(group),
+                        std::move(kind),
+                        kTraining,
+                        create_update,
                         {{"spec." + std::move(specs) + ".*.template", "replica {}", {}}}};
   };
   const auto apps = [&](std::string kind, WorkloadClass c, Paths claims = {}, std::vector<std::string> skip = {}) {
-    return WorkloadKind{"apps", std::move(kind), c, create_update, {{"spec.template", "", {}}},
-                        std::move(claims), Paths{}, Labels{}, std::move(skip)};
+    return WorkloadKind{
+        "apps",   std::move(kind), c, create_update, {{"spec.template", "", {}}}, std::move(claims), Paths{},
+        Labels{}, std::move(skip)};
   };
   const auto ray_groups = [](const std::string& prefix) {
-    return std::vector<PodTemplateLocation>{
-        {prefix + "headGroupSpec.template", "head", {{"ray.io/node-type", "head"}}},
-        {prefix + "workerGroupSpecs[groupName].template", "workerGroup {}",
-         {{"ray.io/node-type", "worker"}, {"ray.io/group", "{}"}}}};
+    return std::vector<PodTemplateLocation>{{prefix + "headGroupSpec.template", "head", {{"ray.io/node-type", "head"}}},
+                                            {prefix + "workerGroupSpecs[groupName].template",
+                                             "workerGroup {}",
+                                             {{"ray.io/node-type", "worker"}, {"ray.io/group", "{}"}}}};
   };
   // A coordinator part: it runs the job (mpirun) rather than writing checkpoints.
   const auto coordinated = [](WorkloadKind row, std::string part, std::string writer_when = "") {
@@ -94,29 +103,46 @@ std::vector<WorkloadKind> default_workload_kinds() {
   // entrypoint: where a KubeRay job keeps the command it runs (evidence for every part).
   const auto ray = [&](std::string kind, WorkloadClass c, const std::string& prefix, Labels labels,
                        Paths entrypoints = {}) {
-    WorkloadKind row{"ray.io", std::move(kind), c, create_update, ray_groups(prefix), Paths{}, Paths{},
-                     std::move(labels)};
+    WorkloadKind row{"ray.io",           std::move(kind), c,       create_update,
+                     ray_groups(prefix), Paths{},         Paths{}, std::move(labels)};
     row.entrypoints = std::move(entrypoints);
     return row;
   };
   // A JobSet spec at `prefix`: its replicated jobs' pod templates and its shared PVCs
   // (volumeClaimPolicies, mounted by volumeMount name: jobset pkg/controllers, addVolumes).
   const auto jobset = [&](std::string group, std::string kind, const std::string& prefix, Labels labels) {
-    return WorkloadKind{std::move(group), std::move(kind), kTraining, create_update,
-                        {{prefix + "replicatedJobs[name].template.spec.template", "replicatedJob {}",
+    return WorkloadKind{std::move(group),
+                        std::move(kind),
+                        kTraining,
+                        create_update,
+                        {{prefix + "replicatedJobs[name].template.spec.template",
+                          "replicatedJob {}",
                           {{"jobset.sigs.k8s.io/replicatedjob-name", "{}"}}}},
-                        Paths{prefix + "volumeClaimPolicies[].templates[]"}, Paths{}, std::move(labels)};
+                        Paths{prefix + "volumeClaimPolicies[].templates[]"},
+                        Paths{},
+                        std::move(labels)};
   };
   // A Volcano JobSpec at `prefix`: tasks, and job-level volumes that the controller
   // mounts in every container of every task (pkg/controllers/job, createJobPod).
   const auto volcano = [&](std::string group, std::string kind, const std::string& prefix, Labels labels) {
-    return WorkloadKind{std::move(group), std::move(kind), kTraining, create_update,
+    return WorkloadKind{std::move(group),
+                        std::move(kind),
+                        kTraining,
+                        create_update,
                         {{prefix + "tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
-                        Paths{}, Paths{prefix + "volumes[]"}, std::move(labels)};
+                        Paths{},
+                        Paths{prefix + "volumes[]"},
+                        std::move(labels)};
   };
   return {
       {"", "Pod", kAuto, {"CREATE"}, {{"", "", {}}}},
-      {"batch", "Job", kAuto, create_update, {{"spec.template", "", {}}}, Paths{}, Paths{},
+      {"batch",
+       "Job",
+       kAuto,
+       create_update,
+       {{"spec.template", "", {}}},
+       Paths{},
+       Paths{},
        {{"batch.kubernetes.io/job-name", "{name}"}, {"job-name", "{name}"}}},
       // A CronJob's Jobs get generated names, so their job-name labels are unknown here.
       {"batch", "CronJob", kAuto, create_update, {{"spec.jobTemplate.spec.template", "", {}}}},
@@ -154,13 +180,21 @@ std::vector<WorkloadKind> default_workload_kinds() {
       replica_map("elastic.iml.github.io", "ElasticJob", "replicaSpecs"),
       // mpi-operator v2beta1 labels its pods with the job name and the role.
       // The Launcher runs mpirun and the Workers train, unless the Launcher is a worker too.
-      coordinated({"kubeflow.org", "MPIJob", kTraining, create_update,
-                   {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}}, Paths{}, Paths{},
+      coordinated({"kubeflow.org",
+                   "MPIJob",
+                   kTraining,
+                   create_update,
+                   {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}},
+                   Paths{},
+                   Paths{},
                    {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},
                   "Launcher", "spec.runLauncherAsWorker"),
       // SageMaker HyperPod: an array of named replica specs (sagemaker-hyperpod-cli,
       // hyperpod_pytorch_job_unified_config.py).
-      {"sagemaker.amazonaws.com", "HyperPodPyTorchJob", kTraining, create_update,
+      {"sagemaker.amazonaws.com",
+       "HyperPodPyTorchJob",
+       kTraining,
+       create_update,
        {{"spec.replicaSpecs[name].template", "replica {}", {}}}},
       // A RayJob's cluster gets a generated name, so only the node labels are known.
       // RayJobs run whatever their entrypoint says (batch inference as often as training):
@@ -174,10 +208,14 @@ std::vector<WorkloadKind> default_workload_kinds() {
       volcano("batch.volcano.sh", "CronJob", "spec.jobTemplate.spec.", {}),
       volcano("flow.volcano.sh", "JobTemplate", "spec.", {}),
       // LeaderWorkerSet: in practice multi-host inference (vLLM, SGLang), so serving.
-      {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", kServing, create_update,
+      {"leaderworkerset.x-k8s.io",
+       "LeaderWorkerSet",
+       kServing,
+       create_update,
        {{"spec.leaderWorkerTemplate.leaderTemplate", "leader", {}},
         {"spec.leaderWorkerTemplate.workerTemplate", "worker", {}}},
-       Paths{"spec.leaderWorkerTemplate.volumeClaimTemplates[]"}, Paths{},
+       Paths{"spec.leaderWorkerTemplate.volumeClaimTemplates[]"},
+       Paths{},
        {{"leaderworkerset.sigs.k8s.io/name", "{name}"}}},
   };
 }
@@ -186,49 +224,88 @@ const Policy& default_policy() {
   static const Policy kDefault = [] {
     Policy p;
     for (const auto& check : check_registry()) p.enabled_checks.emplace_back(check.id);
-    p.accelerator_resources = {"nvidia.com/gpu",    "nvidia.com/mig-*",       "amd.com/gpu",
-                               "gpu.intel.com/*",   "habana.ai/gaudi",        "aws.amazon.com/neuron*",
-                               "google.com/tpu"};
+    p.accelerator_resources = {"nvidia.com/gpu",  "nvidia.com/mig-*",       "amd.com/gpu",   "gpu.intel.com/*",
+                               "habana.ai/gaudi", "aws.amazon.com/neuron*", "google.com/tpu"};
     // DRA device classes of the GPU and accelerator drivers (NVIDIA k8s-dra-driver-gpu,
     // AMD k8s-gpu-dra-driver, Intel resource drivers, AWS Neuron).
-    p.accelerator_device_classes = {"gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com",
+    p.accelerator_device_classes = {"gpu.nvidia.com", "mig.nvidia.com",  "gpu.amd.com",
                                     "gpu.intel.com",  "gaudi.intel.com", "neuron.aws.com"};
     // KAI scheduler's GPU sharing (pkg/common/constants): a fraction or memory of a GPU.
     p.accelerator_annotations = {"gpu-fraction", "gpu-memory"};
-    p.framework_labels = {"training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name",
-                          "volcano.sh/job-name", "trainer.kubeflow.org/trainjob-ancestor-step"};
-    p.durable_csi_drivers = {"gcsfuse.csi.storage.gke.io", "s3.csi.aws.com", "efs.csi.aws.com",
+    p.framework_labels = {"training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "volcano.sh/job-name",
+                          "trainer.kubeflow.org/trainjob-ancestor-step"};
+    p.durable_csi_drivers = {"gcsfuse.csi.storage.gke.io", "s3.csi.aws.com",     "efs.csi.aws.com",
                              "file.csi.azure.com",         "blob.csi.azure.com", "nfs.csi.k8s.io"};
-    p.gpu_fault_taints = {"nvidia.com/gpu-xid-error", "nvidia.com/gpu-nvlink-error",
-                          "nvidia.com/gpu-error", "nvidia.com/syslog-xid-error"};
+    p.gpu_fault_taints = {"nvidia.com/gpu-xid-error", "nvidia.com/gpu-nvlink-error", "nvidia.com/gpu-error",
+                          "nvidia.com/syslog-xid-error"};
     p.health_toleration_seconds_bound = 300;
     p.max_parts_per_object = 256;
     p.excluded_namespaces = {"kube-system"};
     p.checkpoint_path_hints = {"checkpoint", "ckpt"};
-    p.training_hints.launchers = {"torchrun", "deepspeed", "horovodrun", "torch.distributed.run",
-                                  "torch.distributed.launch", "accelerate", "hyperpodrun", "llamafactory-cli",
-                                  "composer", "tune"};
-    p.training_hints.flags = {"epochs", "num_epochs", "num_train_epochs", "max_epochs", "max_steps", "max_iters",
-                              "train_steps", "num_steps", "total_steps", "train_iters", "steps", "learning_rate", "lr", "do_train",
-                              "save_steps", "save_every_steps", "checkpoint_every", "checkpoint_period",
-                              "checkpoint_freq", "gradient_accumulation_steps", "per_device_train_batch_size"};
-    p.training_hints.scripts = {"*train*.py", "*train*.sh", "*.train", "*finetune*.py", "*finetune*.sh",
-                                "*.finetune", "*fine_tune*.py", "*fine-tune*.py", "*pretrain*.py", "*pretrain*.sh",
-                                "*.pretrain", "*sft*.py"};
-    p.training_hints.non_training = {"*eval*", "*infer*", "*convert*", "*download*", "*compile*", "*quantiz*",
-                                     "*export*", "*merge*", "*serve*", "*benchmark*"};
-    p.diagnostic_hints = {"nvidia-smi", "rocm-smi", "amd-smi", "hl-smi", "xpu-smi", "neuron-ls", "neuron-top",
-                          "clinfo", "sycl-ls", "fi_info", "dcgmi", "dcgmproftester*", "gpu_burn", "gpu-burn",
-                          "vectoradd*", "devicequery", "bandwidthtest", "*_perf", "osu_*", "nvbandwidth",
-                          "*benchmark*"};
-    p.placeholder_commands = {"sleep", "echo", "printf", "true", "pause", "wait", "trap", "tail", "exit",
-                              "hostname", "date", ":"};
-    p.checkpoint_storage_flags = {"checkpoint", "checkpoint_dir", "checkpoint_path", "checkpoint_uri", "ckpt_dir",
-                                  "ckpt_path", "save", "save_dir", "save_path", "output_dir", "output_path",
-                                  "output_uri", "model_dir", "base_output_directory", "storage_path", "bucket",
-                                  "gcs_bucket", "s3_bucket", "aip_checkpoint_dir", "aip_model_dir"};
-    p.object_storage_schemes = {"gs://", "s3://", "s3a://", "abfss://", "abfs://", "wasbs://", "az://", "hdfs://",
-                                "oci://"};
+    p.training_hints.launchers = {"torchrun",
+                                  "deepspeed",
+                                  "horovodrun",
+                                  "torch.distributed.run",
+                                  "torch.distributed.launch",
+                                  "accelerate",
+                                  "hyperpodrun",
+                                  "llamafactory-cli",
+                                  "composer",
+                                  "tune"};
+    p.training_hints.flags = {"epochs",
+                              "num_epochs",
+                              "num_train_epochs",
+                              "max_epochs",
+                              "max_steps",
+                              "max_iters",
+                              "train_steps",
+                              "num_steps",
+                              "total_steps",
+                              "train_iters",
+                              "steps",
+                              "learning_rate",
+                              "lr",
+                              "do_train",
+                              "save_steps",
+                              "save_every_steps",
+                              "checkpoint_every",
+                              "checkpoint_period",
+                              "checkpoint_freq",
+                              "gradient_accumulation_steps",
+                              "per_device_train_batch_size"};
+    p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
+                                "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
+                                "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
+    p.training_hints.non_training = {"*eval*",    "*infer*",  "*convert*", "*download*", "*compile*",
+                                     "*quantiz*", "*export*", "*merge*",   "*serve*",    "*benchmark*"};
+    p.diagnostic_hints = {"nvidia-smi", "rocm-smi",    "amd-smi",    "hl-smi",      "xpu-smi",       "neuron-ls",
+                          "neuron-top", "clinfo",      "sycl-ls",    "fi_info",     "dcgmi",         "dcgmproftester*",
+                          "gpu_burn",   "gpu-burn",    "vectoradd*", "devicequery", "bandwidthtest", "*_perf",
+                          "osu_*",      "nvbandwidth", "*benchmark*"};
+    p.placeholder_commands = {"sleep", "echo", "printf", "true",     "pause", "wait",
+                              "trap",  "tail", "exit",   "hostname", "date",  ":"};
+    p.checkpoint_storage_flags = {"checkpoint",
+                                  "checkpoint_dir",
+                                  "checkpoint_path",
+                                  "checkpoint_uri",
+                                  "ckpt_dir",
+                                  "ckpt_path",
+                                  "save",
+                                  "save_dir",
+                                  "save_path",
+                                  "output_dir",
+                                  "output_path",
+                                  "output_uri",
+                                  "model_dir",
+                                  "base_output_directory",
+                                  "storage_path",
+                                  "bucket",
+                                  "gcs_bucket",
+                                  "s3_bucket",
+                                  "aip_checkpoint_dir",
+                                  "aip_model_dir"};
+    p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
+                                "wasbs://", "az://", "hdfs://", "oci://"};
     p.workload_kinds = default_workload_kinds();
     p.checks_by_class = {
         {WorkloadClass::kTraining, p.enabled_checks},

@@ -1,8 +1,7 @@
 #include "policies/text.h"
 
-#include <cstring>
-
 #include <cstdint>
+#include <cstring>
 
 namespace kubegap {
 namespace {
@@ -35,9 +34,7 @@ std::size_t next_rune(std::string_view text, std::size_t i, std::uint32_t& rune)
   return len;
 }
 
-bool is_control(std::uint32_t rune) {
-  return rune < 0x20 || rune == 0x7F || (rune >= 0x80 && rune <= 0x9F);
-}
+bool is_control(std::uint32_t rune) { return rune < 0x20 || rune == 0x7F || (rune >= 0x80 && rune <= 0x9F); }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;

@@ -53,8 +53,7 @@ std::optional<std::string> single_zone_of_affinity(const std::vector<NodeSelecto
 bool field_requirement_matches(const Requirement& requirement, const NodeInfo& node) {
   // metadata.name is the only field node affinity supports (core/v1 validation).
   if (requirement.key != "metadata.name") return false;
-  return requirement_matches(Requirement{"name", requirement.op, requirement.values},
-                             StringMap{{"name", node.name}});
+  return requirement_matches(Requirement{"name", requirement.op, requirement.values}, StringMap{{"name", node.name}});
 }
 
 bool term_admits(const NodeSelectorTerm& term, const NodeInfo& node) {
@@ -102,7 +101,8 @@ std::optional<std::vector<std::uint32_t>> term_candidates(const NodeSelectorTerm
     for (const auto& value : requirement.values) {
       if (const auto* posting = set.labelled(requirement.key, value)) {
         std::vector<std::uint32_t> merged;
-        std::set_union(out.begin(), out.end(), posting->nodes.begin(), posting->nodes.end(), std::back_inserter(merged));
+        std::set_union(out.begin(), out.end(), posting->nodes.begin(), posting->nodes.end(),
+                       std::back_inserter(merged));
         out = std::move(merged);
       }
     }
@@ -196,13 +196,12 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
     const auto admitted = admitted_nodes(pod, set);
     if (admitted.nodes > 0 && admitted.zone >= 0) {
       const std::string& zone = set.zone_name(admitted.zone);
-      return Gap{Outcome::kFinding,
-                 "every node its node selector and affinity admit (" +
-                     std::to_string(admitted.nodes) + ") is in zone \"" + zone + "\"" +
-                     std::string(kCost),
-                 "the " + std::to_string(admitted.nodes) +
-                     " nodes its required selectors admit are all in zone " + zone,
-                 "add nodes its selectors admit in another zone, or widen the selectors"};
+      return Gap{
+          Outcome::kFinding,
+          "every node its node selector and affinity admit (" + std::to_string(admitted.nodes) + ") is in zone \"" +
+              zone + "\"" + std::string(kCost),
+          "the " + std::to_string(admitted.nodes) + " nodes its required selectors admit are all in zone " + zone,
+          "add nodes its selectors admit in another zone, or widen the selectors"};
     }
   }
   return std::nullopt;

@@ -68,10 +68,17 @@ std::shared_ptr<const ClusterSnapshot> make_view(int nodes, int budgets) {
 std::string review(const std::string& group, const std::string& kind, const std::string& resource,
                    const std::string& object) {
   return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",)"
-         R"("kind":{"group":")" + group + R"(","version":"v1","kind":")" + kind + R"("},)"
-         R"("resource":{"group":")" + group + R"(","version":"v1","resource":")" + resource + R"("},)"
-         R"("namespace":")" + std::string(kNamespace) + R"(","operation":"CREATE",)"
-         R"("userInfo":{"username":"alice"},"object":)" + object + R"(,"oldObject":null,"dryRun":false}})";
+         R"("kind":{"group":")" +
+         group + R"(","version":"v1","kind":")" + kind +
+         R"("},)"
+         R"("resource":{"group":")" +
+         group + R"(","version":"v1","resource":")" + resource +
+         R"("},)"
+         R"("namespace":")" +
+         std::string(kNamespace) +
+         R"(","operation":"CREATE",)"
+         R"("userInfo":{"username":"alice"},"object":)" +
+         object + R"(,"oldObject":null,"dryRun":false}})";
 }
 
 std::string container(int i, int env_vars) {
@@ -82,21 +89,26 @@ std::string container(int i, int env_vars) {
   }
   return R"({"name":"trainer-)" + std::to_string(i) +
          R"(","image":"nvcr.io/nvidia/pytorch:24.05-py3","command":["torchrun","--nproc-per-node=8","train.py","--save-dir=/checkpoints"],)"
-         R"("env":[)" + env + R"(],"resources":{"limits":{"nvidia.com/gpu":"8"}},)"
+         R"("env":[)" +
+         env +
+         R"(],"resources":{"limits":{"nvidia.com/gpu":"8"}},)"
          R"("volumeMounts":[{"name":"ckpt","mountPath":"/checkpoints"}]})";
 }
 
 std::string pod_spec(const std::string& selector, int containers, int env_vars) {
   std::string list;
   for (int i = 0; i < containers; ++i) list += std::string(i ? "," : "") + container(i, env_vars);
-  return R"({"containers":[)" + list + R"(],"volumes":[{"name":"ckpt","persistentVolumeClaim":{"claimName":"ckpt"}}],)"
-         R"("nodeSelector":)" + selector + R"(,"restartPolicy":"Never"})";
+  return R"({"containers":[)" + list +
+         R"(],"volumes":[{"name":"ckpt","persistentVolumeClaim":{"claimName":"ckpt"}}],)"
+         R"("nodeSelector":)" +
+         selector + R"(,"restartPolicy":"Never"})";
 }
 
 std::string pod(const std::string& selector, int containers = 1, int env_vars = 0) {
-  return review("", "Pod", "pods",
-                R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml-research","labels":{"app":"job-x"}},"spec":)" +
-                    pod_spec(selector, containers, env_vars) + "}");
+  return review(
+      "", "Pod", "pods",
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml-research","labels":{"app":"job-x"}},"spec":)" +
+          pod_spec(selector, containers, env_vars) + "}");
 }
 
 std::string pytorchjob() {
@@ -107,9 +119,11 @@ std::string pytorchjob() {
                 R"(,"template":{"metadata":{"labels":{"app":"job-x"}},"spec":)" +
                 pod_spec(R"({"pool":"pool-7"})", 1, 0) + "}}";
   }
-  return review("kubeflow.org", "PyTorchJob", "pytorchjobs",
-                R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ml-research"},)"
-                R"("spec":{"pytorchReplicaSpecs":{)" + replicas + "}}}");
+  return review(
+      "kubeflow.org", "PyTorchJob", "pytorchjobs",
+      R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ml-research"},)"
+      R"("spec":{"pytorchReplicaSpecs":{)" +
+          replicas + "}}}");
 }
 
 // A PyTorchJob with `n` replica types, each mounting its own emptyDir path: as many
@@ -120,12 +134,14 @@ std::string pytorchjob_parts(int n) {
     replicas += std::string(i ? "," : "") + "\"Role" + std::to_string(i) +
                 R"(":{"replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"trainer",)"
                 R"("command":["torchrun","train.py"],"resources":{"limits":{"nvidia.com/gpu":"8"}},)"
-                R"("volumeMounts":[{"name":"v","mountPath":"/checkpoints/)" + std::to_string(i) +
-                R"("}]}],"volumes":[{"name":"v","emptyDir":{}}]}}})";
+                R"("volumeMounts":[{"name":"v","mountPath":"/checkpoints/)" +
+                std::to_string(i) + R"("}]}],"volumes":[{"name":"v","emptyDir":{}}]}}})";
   }
-  return review("kubeflow.org", "PyTorchJob", "pytorchjobs",
-                R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ml-research"},)"
-                R"("spec":{"pytorchReplicaSpecs":{)" + replicas + "}}}");
+  return review(
+      "kubeflow.org", "PyTorchJob", "pytorchjobs",
+      R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ml-research"},)"
+      R"("spec":{"pytorchReplicaSpecs":{)" +
+          replicas + "}}}");
 }
 
 // A pod of about `bytes`: more containers and env vars as it grows.
@@ -176,8 +192,7 @@ double median(std::vector<double> v) {
 
 // paired_us: the median time of one call of `a` and of `b`, their batches alternating
 // (A B A B ...) so that a noisy machine slows both alike and the ratio stays honest.
-std::pair<double, double> paired_us(const std::function<void()>& a, const std::function<void()>& b,
-                                    int batches = 21) {
+std::pair<double, double> paired_us(const std::function<void()>& a, const std::function<void()>& b, int batches = 21) {
   const int na = per_batch(a), nb = per_batch(b);
   std::vector<double> ta, tb;
   for (int i = 0; i < batches; ++i) {
@@ -214,9 +229,8 @@ int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--repeat") {
     const int n = std::atoi(argv[2]);
     const std::string which = argv[3];
-    std::map<std::string, std::string> bodies = {{"pool", view_cases()[0].body},
-                                                 {"zone", view_cases()[1].body},
-                                                 {"pytorchjob", view_cases()[2].body}};
+    std::map<std::string, std::string> bodies = {
+        {"pool", view_cases()[0].body}, {"zone", view_cases()[1].body}, {"pytorchjob", view_cases()[2].body}};
     for (auto& c : size_cases()) bodies[c.name] = c.body;
     if (!bodies.count(which)) {
       std::cerr << "review_bench: no case " << which << "\n";
@@ -230,7 +244,8 @@ int main(int argc, char** argv) {
 
   std::string series_file;
   if (argc == 3 && std::string(argv[1]) == "--series") series_file = argv[2];
-  std::printf("review cost in-process (decode + evaluate + encode, medians of 21 alternating batches of about 20 ms)\n\n");
+  std::printf(
+      "review cost in-process (decode + evaluate + encode, medians of 21 alternating batches of about 20 ms)\n\n");
   std::printf("| review | 3 nodes, 3 PDBs | 5,000 nodes (30 labels), 10,000 PDBs | ratio (target <= 1.2) |\n");
   std::printf("|---|---|---|---|\n");
   for (const auto& c : view_cases()) {
@@ -243,7 +258,8 @@ int main(int argc, char** argv) {
   for (const auto& c : size_cases()) {
     expect_evaluated(in_small, c);
     const double t = median_us([&] { (void)in_small.handle(c.body); }, 7);
-    std::printf("| %s | %zu | %.1f | %.2f |\n", c.name.c_str(), c.body.size(), t, t / (static_cast<double>(c.body.size()) / 1024.0));
+    std::printf("| %s | %zu | %.1f | %.2f |\n", c.name.c_str(), c.body.size(), t,
+                t / (static_cast<double>(c.body.size()) / 1024.0));
   }
   std::printf("\n| PyTorchJob replica types | bytes | ms per review | us per part |\n|---|---|---|---|\n");
   for (const int n : {1000, 16000}) {
@@ -260,8 +276,8 @@ int main(int argc, char** argv) {
       const kubegap::ReviewHandler handler(policies, view);
       for (const auto& c : view_cases()) {
         expect_evaluated(handler, c);
-        out << nodes << "," << 2 * nodes << ",\"" << c.name << "\"," << median_us([&] { (void)handler.handle(c.body); }, 9)
-            << "\n";
+        out << nodes << "," << 2 * nodes << ",\"" << c.name << "\","
+            << median_us([&] { (void)handler.handle(c.body); }, 9) << "\n";
       }
     }
     std::printf("\nreview cost by cluster size written to %s\n", series_file.c_str());

@@ -3,11 +3,11 @@
 // contracts in DESIGN.md that hold for any input. A broken one aborts, which libFuzzer
 // (and the replay driver) report as a crash with the input that caused it.
 
+#include <rapidjson/document.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 namespace kgfuzz {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/kube/kube_config.h"
 #include "webhook/core/errors.h"
+#include "webhook/kube/kube_config.h"
 
 namespace {
 
@@ -21,8 +21,8 @@ std::string fake_file(const std::string& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    (void)kubegap::parse_kubeconfig(std::string_view(reinterpret_cast<const char*>(data), size),
-                                    "/fuzz/.kube/config", fake_file);
+    (void)kubegap::parse_kubeconfig(std::string_view(reinterpret_cast<const char*>(data), size), "/fuzz/.kube/config",
+                                    fake_file);
   } catch (const kubegap::ConfigError&) {
     // the documented failure; anything else escapes and is reported
   }

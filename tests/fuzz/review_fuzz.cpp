@@ -3,12 +3,12 @@
 // untrusted, so whatever it holds the handler must answer without crashing, and what it
 // answers must be JSON; a review it accepts gets allowed: true and warnings the API server
 // keeps (DESIGN.md, "The wire contract": no control characters).
+#include <rapidjson/document.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"

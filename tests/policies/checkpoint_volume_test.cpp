@@ -15,8 +15,7 @@ namespace {
 PodSpecView init_container_with_pvc() {
   PodSpecView pod = gpu_pod();
   pod.volumes.push_back(pvc("ckpt"));
-  pod.init_containers.push_back(
-      {.name = "restore", .resources = {"cpu"}, .volume_mounts = {{"ckpt", "/checkpoints"}}});
+  pod.init_containers.push_back({.name = "restore", .resources = {"cpu"}, .volume_mounts = {{"ckpt", "/checkpoints"}}});
   return pod;
 }
 
@@ -71,45 +70,42 @@ PodSpecView staged_model_server() {
 }
 
 const std::vector<CheckRow> kRows = {
-    {"PvcMountedByMainContainerPasses",
-     with_volume(gpu_pod(), pvc("ckpt"), "/checkpoints"), Expect::kPasses},
-    {"NfsVolumePasses", with_volume(gpu_pod(), volume("shared", "nfs"), "/data"),
+    {"PvcMountedByMainContainerPasses", with_volume(gpu_pod(), pvc("ckpt"), "/checkpoints"), Expect::kPasses},
+    {"NfsVolumePasses", with_volume(gpu_pod(), volume("shared", "nfs"), "/data"), Expect::kPasses},
+    {"CephfsVolumePasses", with_volume(gpu_pod(), volume("shared", "cephfs"), "/data"), Expect::kPasses},
+    {"AzureFileVolumePasses", with_volume(gpu_pod(), volume("share", "azureFile"), "/mnt/share"), Expect::kPasses},
+    {"DurableCsiGcsFusePasses", with_volume(gpu_pod(), csi("bucket", "gcsfuse.csi.storage.gke.io"), "/mnt/bucket"),
      Expect::kPasses},
-    {"CephfsVolumePasses", with_volume(gpu_pod(), volume("shared", "cephfs"), "/data"),
-     Expect::kPasses},
-    {"AzureFileVolumePasses", with_volume(gpu_pod(), volume("share", "azureFile"), "/mnt/share"),
-     Expect::kPasses},
-    {"DurableCsiGcsFusePasses",
-     with_volume(gpu_pod(), csi("bucket", "gcsfuse.csi.storage.gke.io"), "/mnt/bucket"),
-     Expect::kPasses},
-    {"DurableCsiEfsPasses", with_volume(gpu_pod(), csi("efs", "efs.csi.aws.com"), "/ckpt"),
-     Expect::kPasses},
-    {"DurableCsiS3MountpointPasses", with_volume(gpu_pod(), csi("s3", "s3.csi.aws.com"), "/data"),
-     Expect::kPasses},
+    {"DurableCsiEfsPasses", with_volume(gpu_pod(), csi("efs", "efs.csi.aws.com"), "/ckpt"), Expect::kPasses},
+    {"DurableCsiS3MountpointPasses", with_volume(gpu_pod(), csi("s3", "s3.csi.aws.com"), "/data"), Expect::kPasses},
     {"NonDurableCsiDriverFires",
      with_volume(gpu_pod(), csi("secrets", "secrets-store.csi.k8s.io"), "/mnt/secrets"),
-     Expect::kFires, {kGeneric, kCost}},
+     Expect::kFires,
+     {kGeneric, kCost}},
     {"NonDurableCsiAtCheckpointPathNamesDriver",
      with_volume(gpu_pod(), csi("scratch", "hostpath.csi.k8s.io"), "/checkpoints"),
      Expect::kFires,
-     {"checkpoints at /checkpoints", "container trainer",
-      "CSI volume \"scratch\" (driver hostpath.csi.k8s.io)", kPathCost}},
-    {"CsiVolumeWithEmptyDriverFires", with_volume(gpu_pod(), csi("odd", ""), "/data"),
-     Expect::kFires, {kGeneric}},
+     {"checkpoints at /checkpoints", "container trainer", "CSI volume \"scratch\" (driver hostpath.csi.k8s.io)",
+      kPathCost}},
+    {"CsiVolumeWithEmptyDriverFires", with_volume(gpu_pod(), csi("odd", ""), "/data"), Expect::kFires, {kGeneric}},
     {"EmptyDirAtCheckpointPathNamesPath",
-     with_volume(gpu_pod(), empty_dir("scratch"), "/workspace/checkpoints"), Expect::kFires,
-     {"/workspace/checkpoints", "emptyDir \"scratch\"",
-      "a replacement pod starts with none of them",
+     with_volume(gpu_pod(), empty_dir("scratch"), "/workspace/checkpoints"),
+     Expect::kFires,
+     {"/workspace/checkpoints", "emptyDir \"scratch\"", "a replacement pod starts with none of them",
       "fix: mount a PersistentVolumeClaim (or durable CSI volume) at /workspace/checkpoints"},
      {kGeneric}},
     {"HostPathAtCkptPathNamesPathCaseInsensitively",
-     with_volume(gpu_pod(), volume("local", "hostPath"), "/mnt/CKPT"), Expect::kFires,
+     with_volume(gpu_pod(), volume("local", "hostPath"), "/mnt/CKPT"),
+     Expect::kFires,
      {"/mnt/CKPT", "hostPath \"local\"", "a pod rescheduled to another node starts with none"}},
     {"GenericEphemeralAtCheckpointPathFires",
-     with_volume(gpu_pod(), volume("scratch", "ephemeral"), "/ckpt"), Expect::kFires,
+     with_volume(gpu_pod(), volume("scratch", "ephemeral"), "/ckpt"),
+     Expect::kFires,
      {"/ckpt", "ephemeral \"scratch\"", "a replacement pod starts with none of them"}},
     {"EmptyDirAtOrdinaryPathGivesGenericMessage",
-     with_volume(gpu_pod(), empty_dir("shm"), "/dev/shm"), Expect::kFires, {kGeneric, kCost},
+     with_volume(gpu_pod(), empty_dir("shm"), "/dev/shm"),
+     Expect::kFires,
+     {kGeneric, kCost},
      {"checkpoints at", "/dev/shm"}},
     {"NoVolumesFires", gpu_pod(), Expect::kFires, {kGeneric, kCost}},
     {"InitContainerPvcDoesNotCount", init_container_with_pvc(), Expect::kFires, {kGeneric}},
@@ -119,33 +115,37 @@ const std::vector<CheckRow> kRows = {
        pod.volumes.push_back(pvc("ckpt"));
        return pod;
      }(),
-     Expect::kFires, {kGeneric}},
+     Expect::kFires,
+     {kGeneric}},
     // A volume the pod does not declare may be added by a controller we do not know:
     // "not evaluated", never a claim that it is not durable.
     {"MountOfUndeclaredVolumeAtCheckpointPathIsNotEvaluated",
-     with_mount(gpu_pod(), "ckpt", "/checkpoints"), Expect::kNotEvaluated,
-     {"volume \"ckpt\" mounted at /checkpoints", "is not declared"}, {"not durable"}},
+     with_mount(gpu_pod(), "ckpt", "/checkpoints"),
+     Expect::kNotEvaluated,
+     {"volume \"ckpt\" mounted at /checkpoints", "is not declared"},
+     {"not durable"}},
     {"MountOfUndeclaredVolumeWhilePvcDeclaredUnderOtherNameIsNotEvaluated",
      [] {
        PodSpecView pod = with_mount(gpu_pod(), "ckpt", "/data");
        pod.volumes.push_back(pvc("ckpt-claim"));
        return pod;
      }(),
-     Expect::kNotEvaluated, {"volume \"ckpt\"", "is not declared"}},
+     Expect::kNotEvaluated,
+     {"volume \"ckpt\"", "is not declared"}},
     {"NonDurableCheckpointPathOutranksAnUndeclaredOne",
-     with_volume(with_mount(gpu_pod(), "other", "/ckpt-b"), empty_dir("scratch"), "/ckpt-a"), Expect::kFires,
+     with_volume(with_mount(gpu_pod(), "other", "/ckpt-b"), empty_dir("scratch"), "/ckpt-a"),
+     Expect::kFires,
      {"/ckpt-a", "emptyDir \"scratch\""}},
-    {"ConfigSecretProjectedDownwardApiAreNotDurable", config_only_volumes(), Expect::kFires,
-     {kGeneric}},
+    {"ConfigSecretProjectedDownwardApiAreNotDurable", config_only_volumes(), Expect::kFires, {kGeneric}},
     {"SidecarPvcDoesNotCoverTheTrainer", sidecar_with_pvc(), Expect::kFires, {kGeneric}},
     {"CpuPodAnyMainContainerMayHoldTheCheckpoints", cpu_pair_with_pvc(), Expect::kPasses},
     // The checkpoint-looking path decides, whatever else is mounted.
     {"CheckpointPathOnEmptyDirFiresDespiteADataPvc",
      with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/ckpt"), pvc("data"), "/data"),
-     Expect::kFires, {"checkpoints at /ckpt", "emptyDir \"scratch\""}},
+     Expect::kFires,
+     {"checkpoints at /ckpt", "emptyDir \"scratch\""}},
     {"DurableCheckpointPathPassesDespiteEmptyDirElsewhere",
-     with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/tmp"), pvc("ckpt"), "/ckpt"),
-     Expect::kPasses},
+     with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/tmp"), pvc("ckpt"), "/ckpt"), Expect::kPasses},
     {"ReadOnlyDatasetMountDoesNotCount", readonly_dataset(true, false), Expect::kFires, {kGeneric}},
     {"ReadOnlyDatasetClaimDoesNotCount", readonly_dataset(false, true), Expect::kFires, {kGeneric}},
     {"WritableDatasetPvcPasses", readonly_dataset(false, false), Expect::kPasses},
@@ -158,31 +158,52 @@ const std::vector<CheckRow> kRows = {
      }(),
      Expect::kPasses},
     // Serving: only checkpoint-looking paths are judged.
-    {"ServingWithoutCheckpointPathPasses", with_volume(gpu_pod(), empty_dir("cache"), "/root/.cache"),
-     Expect::kPasses, {}, {}, nullptr, "ml", WorkloadClass::kServing},
-    {"ServingWritingCheckpointsToEmptyDirFires", with_volume(gpu_pod(), empty_dir("ckpt"), "/checkpoints"),
-     Expect::kFires, {"checkpoints at /checkpoints"}, {}, nullptr, "ml", WorkloadClass::kServing},
-    {"ServingReadingACheckpointStagedByAnInitContainerPasses", staged_model_server(), Expect::kPasses, {}, {},
-     nullptr, "ml", WorkloadClass::kServing},
-    {"TrainingWithACheckpointStagedByAnInitContainerStillFires", staged_model_server(), Expect::kFires,
+    {"ServingWithoutCheckpointPathPasses",
+     with_volume(gpu_pod(), empty_dir("cache"), "/root/.cache"),
+     Expect::kPasses,
+     {},
+     {},
+     nullptr,
+     "ml",
+     WorkloadClass::kServing},
+    {"ServingWritingCheckpointsToEmptyDirFires",
+     with_volume(gpu_pod(), empty_dir("ckpt"), "/checkpoints"),
+     Expect::kFires,
+     {"checkpoints at /checkpoints"},
+     {},
+     nullptr,
+     "ml",
+     WorkloadClass::kServing},
+    {"ServingReadingACheckpointStagedByAnInitContainerPasses",
+     staged_model_server(),
+     Expect::kPasses,
+     {},
+     {},
+     nullptr,
+     "ml",
+     WorkloadClass::kServing},
+    {"TrainingWithACheckpointStagedByAnInitContainerStillFires",
+     staged_model_server(),
+     Expect::kFires,
      {"checkpoints at /mnt/checkpoints"}},
     {"UnrecognisedVolumeSourceAtCheckpointPathFires",
-     with_volume(gpu_pod(), volume("mystery", ""), "/checkpoint"), Expect::kFires,
+     with_volume(gpu_pod(), volume("mystery", ""), "/checkpoint"),
+     Expect::kFires,
      {"/checkpoint", "volume \"mystery\""}},
-    {"CpuOnlyTrainingPodIsCheckedToo", with_labels(cpu_pod(), {{"volcano.sh/job-name", "j"}}),
-     Expect::kFires, {kGeneric}},
+    {"CpuOnlyTrainingPodIsCheckedToo",
+     with_labels(cpu_pod(), {{"volcano.sh/job-name", "j"}}),
+     Expect::kFires,
+     {kGeneric}},
 };
 
 class CheckpointVolumeTable : public ::testing::TestWithParam<CheckRow> {};
 
 TEST_P(CheckpointVolumeTable, Rule) { verify_row(GetParam(), check_checkpoint_volume); }
 
-INSTANTIATE_TEST_SUITE_P(CheckpointVolume, CheckpointVolumeTable, ::testing::ValuesIn(kRows),
-                         row_name);
+INSTANTIATE_TEST_SUITE_P(CheckpointVolume, CheckpointVolumeTable, ::testing::ValuesIn(kRows), row_name);
 
 TEST(CheckpointVolume, ReasonNamesPathAndContainer) {
-  const auto gap = run_check(check_checkpoint_volume,
-                             with_volume(gpu_pod(), empty_dir("scratch"), "/ckpt"));
+  const auto gap = run_check(check_checkpoint_volume, with_volume(gpu_pod(), empty_dir("scratch"), "/ckpt"));
   ASSERT_TRUE(gap);
   EXPECT_NE(gap->reason.find("/ckpt"), std::string::npos) << gap->reason;
   EXPECT_NE(gap->reason.find("trainer"), std::string::npos) << gap->reason;

@@ -2,10 +2,10 @@
 // matchLabels index) answer exactly what a scan of every node and every budget answers.
 // Random clusters, pods and budgets from small label alphabets (so labels collide and
 // selectors match), against brute-force references written here from the Kubernetes rules.
+#include <gtest/gtest.h>
+
 #include <random>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "tests/policies/test_pods.h"
 
@@ -74,7 +74,8 @@ bool admits(const PodSpecView& pod, const NodeInfo& n) {
     if (term.match_expressions.empty() && term.match_fields.empty()) continue;
     bool all = true;
     for (const auto& r : term.match_expressions) all = all && requirement_matches(r, n.labels);
-    for (const auto& r : term.match_fields) all = all && requirement_matches({"name", r.op, r.values}, {{"name", n.name}});
+    for (const auto& r : term.match_fields)
+      all = all && requirement_matches({"name", r.op, r.values}, {{"name", n.name}});
     if (all) return true;
   }
   return false;

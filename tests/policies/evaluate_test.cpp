@@ -1,11 +1,12 @@
 // evaluate(): classification, exemptions, disabled checks, excluded namespaces, merging
 // the parts of a workload, and determinism.
+#include "policies/evaluate.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <ostream>
 
-#include "policies/evaluate.h"
 #include "policies/text.h"
 #include "tests/policies/test_pods.h"
 
@@ -13,8 +14,7 @@ namespace kgtest {
 namespace {
 
 const Finding* find_finding(const std::vector<Finding>& findings, std::string_view check) {
-  const auto it = std::find_if(findings.begin(), findings.end(),
-                               [&](const Finding& f) { return f.check == check; });
+  const auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.check == check; });
   return it == findings.end() ? nullptr : &*it;
 }
 // No pointers into temporaries.
@@ -27,15 +27,13 @@ std::vector<std::string> ids(const std::vector<Finding>& findings) {
 }
 
 bool same(const Finding& a, const Finding& b) {
-  return a.check == b.check && a.outcome == b.outcome && a.message == b.message &&
-         a.reason == b.reason && a.cases == b.cases && a.parts == b.parts;
+  return a.check == b.check && a.outcome == b.outcome && a.message == b.message && a.reason == b.reason &&
+         a.cases == b.cases && a.parts == b.parts;
 }
 
 // A pod with every gap the spec alone can show: no durable volume, pinned to a zone,
 // default 300 s tolerations.
-PodSpecView gappy_gpu_pod() {
-  return with_node_selector(gpu_pod(), {{kZone, "us-east-1a"}});
-}
+PodSpecView gappy_gpu_pod() { return with_node_selector(gpu_pod(), {{kZone, "us-east-1a"}}); }
 
 // A GPU pod that passes every check that needs no cluster view.
 PodSpecView tidy_gpu_pod() {
@@ -105,22 +103,16 @@ const std::vector<ClassRow> kClassRows = {
        return pod;
      }(),
      true, true},
-    {"KubeflowLabelIsTraining", with_labels(cpu_pod(), {{"training.kubeflow.org/job-name", "j"}}),
+    {"KubeflowLabelIsTraining", with_labels(cpu_pod(), {{"training.kubeflow.org/job-name", "j"}}), true, false},
+    {"JobSetLabelIsTraining", with_labels(cpu_pod(), {{"jobset.sigs.k8s.io/jobset-name", "j"}}), true, false},
+    {"VolcanoLabelIsTraining", with_labels(cpu_pod(), {{"volcano.sh/job-name", "j"}}), true, false},
+    {"TrainerLabelIsTraining", with_labels(cpu_pod(), {{"trainer.kubeflow.org/trainjob-ancestor-step", "trainer"}}),
      true, false},
-    {"JobSetLabelIsTraining", with_labels(cpu_pod(), {{"jobset.sigs.k8s.io/jobset-name", "j"}}),
-     true, false},
-    {"VolcanoLabelIsTraining", with_labels(cpu_pod(), {{"volcano.sh/job-name", "j"}}), true,
-     false},
-    {"TrainerLabelIsTraining",
-     with_labels(cpu_pod(), {{"trainer.kubeflow.org/trainjob-ancestor-step", "trainer"}}), true,
-     false},
     // LeaderWorkerSets are in practice inference servers: their label says nothing.
-    {"LeaderWorkerSetLabelIsNotTraining",
-     with_labels(cpu_pod(), {{"leaderworkerset.sigs.k8s.io/name", "lws"}}), false, false},
-    {"OptInAnnotationOnPodIsTraining", annotated({{"kubegap.io/training-job", "true"}}), true,
+    {"LeaderWorkerSetLabelIsNotTraining", with_labels(cpu_pod(), {{"leaderworkerset.sigs.k8s.io/name", "lws"}}), false,
      false},
-    {"OptInAnnotationOnObjectIsTraining", cpu_pod(), true, false,
-     {{"kubegap.io/training-job", "true"}}},
+    {"OptInAnnotationOnPodIsTraining", annotated({{"kubegap.io/training-job", "true"}}), true, false},
+    {"OptInAnnotationOnObjectIsTraining", cpu_pod(), true, false, {{"kubegap.io/training-job", "true"}}},
     {"OptInAnnotationMustBeTrue", annotated({{"kubegap.io/training-job", "false"}}), false, false},
     {"TrainingWorkloadKindIsTraining", cpu_pod(), true, false, {}, true},
     {"PlainWebPodIsNotTraining", with_labels(cpu_pod(), {{"app", "web"}}), false, false},
@@ -155,8 +147,7 @@ INSTANTIATE_TEST_SUITE_P(Evaluate, Classification, ::testing::ValuesIn(kClassRow
 
 TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
   // Pinned to a zone, no volume, no PDB: still nothing, because it is not a training pod.
-  const PodSpecView pod = with_node_selector(with_labels(cpu_pod(), {{"app", "web"}}),
-                                             {{kZone, "us-east-1a"}});
+  const PodSpecView pod = with_node_selector(with_labels(cpu_pod(), {{"app", "web"}}), {{kZone, "us-east-1a"}});
   const auto snapshot = cluster({});
   EXPECT_TRUE(evaluate(pod_object(pod), nullptr, default_policy()).empty());
   EXPECT_TRUE(evaluate(pod_object(pod), snapshot.get(), default_policy()).empty());
@@ -165,8 +156,8 @@ TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
 TEST(Evaluate, FindingsFollowRegistryOrderAndCiteCases) {
   const auto snapshot = cluster({});
   const auto findings = evaluate(pod_object(gappy_gpu_pod()), snapshot.get(), default_policy());
-  EXPECT_EQ(ids(findings), (std::vector<std::string>{"checkpoint-volume", "disruption-budget",
-                                                     "zone-spread", "gpu-health-tolerations"}));
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{"checkpoint-volume", "disruption-budget", "zone-spread",
+                                                     "gpu-health-tolerations"}));
   for (const auto& f : findings) {
     EXPECT_EQ(f.outcome, Outcome::kFinding) << f.check;
     EXPECT_FALSE(f.message.empty()) << f.check;
@@ -206,16 +197,14 @@ TEST(Evaluate, EveryFindingOfAPlainPodStatesItsGapInOneLineAndSaysHowToFixIt) {
 
 TEST(Evaluate, TidyPodWithBudgetHasNoFindings) {
   PodSpecView pod = with_labels(tidy_gpu_pod(), {{"app", "trainer"}});
-  const auto snapshot =
-      cluster({DisruptionBudget{"ml", "trainer", LabelSelector{{{"app", "trainer"}}, {}}}});
+  const auto snapshot = cluster({DisruptionBudget{"ml", "trainer", LabelSelector{{{"app", "trainer"}}, {}}}});
   EXPECT_TRUE(evaluate(pod_object(pod), snapshot.get(), default_policy()).empty());
 }
 
 // ---------------------------------------------------------------- disruption budget
 
 TEST(Evaluate, DisruptionBudgetWithoutClusterIsNotEvaluated) {
-  const auto findings =
-      evaluate(pod_object(tidy_gpu_pod()), nullptr, default_policy(), "cluster view not synced");
+  const auto findings = evaluate(pod_object(tidy_gpu_pod()), nullptr, default_policy(), "cluster view not synced");
   ASSERT_EQ(findings.size(), 1u) << "only the PDB check lacks what it needs";
   EXPECT_EQ(findings[0].check, "disruption-budget");
   EXPECT_EQ(findings[0].outcome, Outcome::kNotEvaluated);
@@ -285,8 +274,7 @@ TEST(Evaluate, ExemptionMatchesWholeCheckIdsOnly) {
 
 TEST(Evaluate, ExemptionDoesNotHideNotEvaluated) {
   WorkloadView object = pod_object(tidy_gpu_pod());
-  object.annotations = {{"kubegap.io/exempt", "disruption-budget"},
-                        {"kubegap.io/exempt-reason", "elastic job"}};
+  object.annotations = {{"kubegap.io/exempt", "disruption-budget"}, {"kubegap.io/exempt-reason", "elastic job"}};
   const auto without_view = evaluate(object, nullptr, default_policy());
   const Finding* f = find_finding(without_view, kDisruptionBudget);
   ASSERT_NE(f, nullptr);
@@ -313,8 +301,7 @@ TEST(Evaluate, DisabledChecksProduceNothing) {
 }
 
 TEST(Evaluate, ExcludedNamespaceProducesNothing) {
-  EXPECT_TRUE(evaluate(pod_object(gappy_gpu_pod(), "kube-system"), nullptr, default_policy())
-                  .empty());
+  EXPECT_TRUE(evaluate(pod_object(gappy_gpu_pod(), "kube-system"), nullptr, default_policy()).empty());
   Policy policy = default_policy();
   policy.excluded_namespaces = {"batch-sandbox"};
   EXPECT_TRUE(evaluate(pod_object(gappy_gpu_pod(), "batch-sandbox"), nullptr, policy).empty());
@@ -325,19 +312,19 @@ TEST(Evaluate, ExcludedNamespaceProducesNothing) {
 // ---------------------------------------------------------------- workloads with parts
 
 TEST(Evaluate, SameGapInSeveralPartsIsOneFindingListingParts) {
-  const WorkloadView job = pytorch_job(
-      {part(gappy_gpu_pod(), "replica Master"), part(gappy_gpu_pod(), "replica Worker")});
+  const WorkloadView job =
+      pytorch_job({part(gappy_gpu_pod(), "replica Master"), part(gappy_gpu_pod(), "replica Worker")});
   const auto findings = evaluate(job, nullptr, default_policy());
-  EXPECT_EQ(ids(findings), (std::vector<std::string>{"checkpoint-volume", "disruption-budget",
-                                                     "zone-spread", "gpu-health-tolerations"}));
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{"checkpoint-volume", "disruption-budget", "zone-spread",
+                                                     "gpu-health-tolerations"}));
   for (const auto& f : findings) {
     EXPECT_EQ(f.parts, (std::vector<std::string>{"replica Master", "replica Worker"})) << f.check;
   }
 }
 
 TEST(Evaluate, OnlyPartsWithTheGapAreListed) {
-  const WorkloadView job = pytorch_job(
-      {part(tidy_gpu_pod(), "replica Master"), part(gappy_gpu_pod(), "replica Worker")});
+  const WorkloadView job =
+      pytorch_job({part(tidy_gpu_pod(), "replica Master"), part(gappy_gpu_pod(), "replica Worker")});
   const auto findings = evaluate(job, nullptr, default_policy());
   const Finding* ckpt = find_finding(findings, kCheckpointVolume);
   ASSERT_NE(ckpt, nullptr);
@@ -369,7 +356,8 @@ TEST(Evaluate, OnlyTheFirstMaxPartsPerObjectPartsAreEvaluatedAndTheRestCounted) 
   const Evaluation two = evaluate_object_view(job, nullptr, small);
   EXPECT_EQ(two.parts.size(), 2u);
   ASSERT_NE(find_finding(two.findings, kPartsNote), nullptr);
-  EXPECT_EQ(find_finding(two.findings, kPartsNote)->reason, "evaluated the first 2 of 300 parts (policy maxPartsPerObject)");
+  EXPECT_EQ(find_finding(two.findings, kPartsNote)->reason,
+            "evaluated the first 2 of 300 parts (policy maxPartsPerObject)");
   // At the bound, nothing is left out and there is no note.
   small.max_parts_per_object = 300;
   const Evaluation all = evaluate_object_view(job, nullptr, small);
@@ -430,8 +418,7 @@ TEST(Evaluate, GpuHealthSkippedForNonAcceleratorTrainingPod) {
 }
 
 TEST(Evaluate, GpuHealthInMixedJobListsOnlyAcceleratorParts) {
-  const WorkloadView job = pytorch_job(
-      {part(cpu_pod(), "replica Launcher"), part(gpu_pod(), "replica Worker")});
+  const WorkloadView job = pytorch_job({part(cpu_pod(), "replica Launcher"), part(gpu_pod(), "replica Worker")});
   const auto findings = evaluate(job, nullptr, default_policy());
   const Finding* f = find_finding(findings, kGpuHealthTolerations);
   ASSERT_NE(f, nullptr);
@@ -441,8 +428,8 @@ TEST(Evaluate, GpuHealthInMixedJobListsOnlyAcceleratorParts) {
 TEST(Evaluate, IsDeterministic) {
   const auto snapshot = cluster({DisruptionBudget{"ml", "other", LabelSelector{{{"a", "b"}}, {}}}},
                                 {node("n1", {{kZone, "a"}}), node("n2", {{kZone, "b"}})});
-  const WorkloadView job = pytorch_job(
-      {part(gappy_gpu_pod(), "replica Master"), part(tidy_gpu_pod(), "replica Worker")});
+  const WorkloadView job =
+      pytorch_job({part(gappy_gpu_pod(), "replica Master"), part(tidy_gpu_pod(), "replica Worker")});
   const auto first = evaluate(job, snapshot.get(), default_policy());
   const auto second = evaluate(job, snapshot.get(), default_policy());
   ASSERT_FALSE(first.empty());

@@ -1,13 +1,13 @@
 // Label selector semantics (metav1.LabelSelector as used by policy/v1 PDBs, plus the
 // Gt/Lt operators of node selector requirements).
+#include "policies/label_selector.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include "policies/label_selector.h"
 
 namespace kubegap {
 namespace {
@@ -38,19 +38,15 @@ const std::vector<SelectorRow> kRows = {
     {"MatchLabelsOtherValueDoesNot", LabelSelector{{{"app", "web"}}, {}}, kPod, false},
     {"MatchLabelsMissingKeyDoesNot", LabelSelector{{{"team", "ml"}}, {}}, kPod, false},
     {"MatchLabelsEmptyValueNeedsEmptyLabel", LabelSelector{{{"app", ""}}, {}}, kPod, false},
-    {"MatchLabelsEveryPairMustHold", LabelSelector{{{"app", "trainer"}, {"job", "gpt"}}, {}}, kPod,
-     false},
-    {"MatchLabelsAllPairsHoldSelects", LabelSelector{{{"app", "trainer"}, {"job", "llama"}}, {}},
-     kPod, true},
+    {"MatchLabelsEveryPairMustHold", LabelSelector{{{"app", "trainer"}, {"job", "gpt"}}, {}}, kPod, false},
+    {"MatchLabelsAllPairsHoldSelects", LabelSelector{{{"app", "trainer"}, {"job", "llama"}}, {}}, kPod, true},
     // matchLabels AND matchExpressions
-    {"LabelsAndExpressionsBothHoldSelects",
-     LabelSelector{{{"app", "trainer"}}, {{"tier", "In", {"gpu", "tpu"}}}}, kPod, true},
-    {"LabelsHoldButExpressionFailsDoesNot",
-     LabelSelector{{{"app", "trainer"}}, {{"tier", "In", {"cpu"}}}}, kPod, false},
-    {"ExpressionHoldsButLabelsFailDoesNot",
-     LabelSelector{{{"app", "web"}}, {{"tier", "In", {"gpu"}}}}, kPod, false},
-    {"EveryExpressionMustHold",
-     LabelSelector{{}, {{"tier", "Exists", {}}, {"app", "DoesNotExist", {}}}}, kPod, false},
+    {"LabelsAndExpressionsBothHoldSelects", LabelSelector{{{"app", "trainer"}}, {{"tier", "In", {"gpu", "tpu"}}}}, kPod,
+     true},
+    {"LabelsHoldButExpressionFailsDoesNot", LabelSelector{{{"app", "trainer"}}, {{"tier", "In", {"cpu"}}}}, kPod,
+     false},
+    {"ExpressionHoldsButLabelsFailDoesNot", LabelSelector{{{"app", "web"}}, {{"tier", "In", {"gpu"}}}}, kPod, false},
+    {"EveryExpressionMustHold", LabelSelector{{}, {{"tier", "Exists", {}}, {"app", "DoesNotExist", {}}}}, kPod, false},
     // In / NotIn / Exists / DoesNotExist
     {"InMultiValueSelects", expr("job", "In", {"gpt", "llama", "opt"}), kPod, true},
     {"InValueNotListedDoesNot", expr("job", "In", {"gpt", "opt"}), kPod, false},
@@ -81,8 +77,7 @@ const std::vector<SelectorRow> kRows = {
     {"GtTwoBoundsDoesNot", expr("rank", "Gt", {"1", "2"}), kPod, false},
     {"GtNoBoundDoesNot", expr("rank", "Gt"), kPod, false},
     {"LtMissingKeyDoesNot", expr("team", "Lt", {"100"}), kPod, false},
-    {"GtOverflowingLabelDoesNot", expr("v", "Gt", {"1"}), {{"v", "99999999999999999999999"}},
-     false},
+    {"GtOverflowingLabelDoesNot", expr("v", "Gt", {"1"}), {{"v", "99999999999999999999999"}}, false},
 };
 
 class LabelSelectorTable : public ::testing::TestWithParam<SelectorRow> {};
@@ -98,13 +93,10 @@ INSTANTIATE_TEST_SUITE_P(LabelSelector, LabelSelectorTable, ::testing::ValuesIn(
 TEST(LabelSelector, SingleExpressionSelectorAgreesWithRequirementMatches) {
   // selects() with one expression and no matchLabels must be exactly requirement_matches().
   for (const auto& row : kRows) {
-    if (!row.selector || !row.selector->match_labels.empty() ||
-        row.selector->match_expressions.size() != 1) {
+    if (!row.selector || !row.selector->match_labels.empty() || row.selector->match_expressions.size() != 1) {
       continue;
     }
-    EXPECT_EQ(requirement_matches(row.selector->match_expressions.front(), row.labels),
-              row.selected)
-        << row.name;
+    EXPECT_EQ(requirement_matches(row.selector->match_expressions.front(), row.labels), row.selected) << row.name;
   }
 }
 

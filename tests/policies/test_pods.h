@@ -11,8 +11,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,16 +33,14 @@ inline constexpr const char* kZone = "topology.kubernetes.io/zone";
 inline constexpr const char* kOldZone = "failure-domain.beta.kubernetes.io/zone";
 
 inline Toleration toleration(std::string key, std::string op, std::string effect,
-                             std::optional<std::int64_t> seconds = std::nullopt,
-                             std::string value = "") {
+                             std::optional<std::int64_t> seconds = std::nullopt, std::string value = "") {
   return Toleration{std::move(key), std::move(op), std::move(value), std::move(effect), seconds};
 }
 
 // The tolerations DefaultTolerationSeconds adds: not-ready and unreachable, NoExecute,
 // Exists, 300 s.
 inline std::vector<Toleration> default_tolerations() {
-  return {toleration(kNotReady, "Exists", "NoExecute", 300),
-          toleration(kUnreachable, "Exists", "NoExecute", 300)};
+  return {toleration(kNotReady, "Exists", "NoExecute", 300), toleration(kUnreachable, "Exists", "NoExecute", 300)};
 }
 
 // Tuned tolerations: both health taints bounded at `seconds`.
@@ -74,9 +72,7 @@ inline Volume volume(std::string name, std::string source, std::string driver = 
 }
 inline Volume pvc(std::string name) { return volume(std::move(name), "persistentVolumeClaim"); }
 inline Volume empty_dir(std::string name) { return volume(std::move(name), "emptyDir"); }
-inline Volume csi(std::string name, std::string driver) {
-  return volume(std::move(name), "csi", std::move(driver));
-}
+inline Volume csi(std::string name, std::string driver) { return volume(std::move(name), "csi", std::move(driver)); }
 
 // with_volume: declares `v` and mounts it at `path` in the first main container.
 inline PodSpecView with_volume(PodSpecView pod, const Volume& v, std::string path) {
@@ -115,9 +111,7 @@ inline NodeSelectorTerm term(std::vector<Requirement> expressions) {
   return NodeSelectorTerm{std::move(expressions), {}};
 }
 
-inline NodeInfo node(std::string name, StringMap labels) {
-  return NodeInfo{std::move(name), std::move(labels)};
-}
+inline NodeInfo node(std::string name, StringMap labels) { return NodeInfo{std::move(name), std::move(labels)}; }
 
 inline std::shared_ptr<const ClusterSnapshot> cluster(std::vector<DisruptionBudget> budgets,
                                                       std::vector<NodeInfo> nodes = {}) {
@@ -136,14 +130,12 @@ inline WorkloadView pod_object(PodSpecView pod, std::string namespace_name = "ml
 // run_check: one check on one pod of a Pod object in `namespace_name`, with the default
 // policy; `accelerator` is computed as evaluate() does.
 template <typename Check>
-std::optional<Gap> run_check(Check check, const PodSpecView& pod,
-                             const ClusterSnapshot* snapshot = nullptr,
-                             const std::string& namespace_name = "ml",
-                             const Policy& policy = default_policy(),
+std::optional<Gap> run_check(Check check, const PodSpecView& pod, const ClusterSnapshot* snapshot = nullptr,
+                             const std::string& namespace_name = "ml", const Policy& policy = default_policy(),
                              WorkloadClass workload_class = WorkloadClass::kTraining) {
   const WorkloadView object = pod_object(pod, namespace_name);
-  const CheckContext ctx{object, policy, snapshot, "no cluster view",
-                         requests_accelerator(pod, policy), workload_class};
+  const CheckContext ctx{object,        policy, snapshot, "no cluster view", requests_accelerator(pod, policy),
+                         workload_class};
   return check(pod, ctx);
 }
 
@@ -165,14 +157,12 @@ struct CheckRow {
 
 inline void PrintTo(const CheckRow& row, std::ostream* os) { *os << row.name; }
 
-inline std::string row_name(const ::testing::TestParamInfo<CheckRow>& info) {
-  return info.param.name;
-}
+inline std::string row_name(const ::testing::TestParamInfo<CheckRow>& info) { return info.param.name; }
 
 template <typename Check>
 void verify_row(const CheckRow& row, Check check) {
-  const auto gap = run_check(check, row.pod, row.snapshot.get(), row.namespace_name, default_policy(),
-                             row.workload_class);
+  const auto gap =
+      run_check(check, row.pod, row.snapshot.get(), row.namespace_name, default_policy(), row.workload_class);
   if (row.expect == Expect::kPasses) {
     ASSERT_FALSE(gap.has_value()) << "unexpected gap: " << gap->message << " | " << gap->reason;
     return;

@@ -1,13 +1,13 @@
 // Rendering findings for the API server: warnings must be plain UTF-8 without control
 // characters (the API server drops them otherwise) and at most 256 runes.
+#include "policies/text.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
-
-#include "policies/text.h"
 
 namespace kubegap {
 namespace {
@@ -77,15 +77,35 @@ const std::vector<SanitizeRow> kSanitizeRows = {
     {"TabBecomesQuestionMark", "a\tb", "a?b"},
     {"NulBecomesQuestionMark", "a\0b"s, "a?b"},
     {"EscapeBecomesQuestionMark", "\x1b[31mred", "?[31mred"},
-    {"DelBecomesQuestionMark", "a\x7f" "b", "a?b"},
-    {"C1NextLineU0085BecomesOneQuestionMark", "a\xC2\x85" "b", "a?b"},
+    {"DelBecomesQuestionMark",
+     "a\x7f"
+     "b",
+     "a?b"},
+    {"C1NextLineU0085BecomesOneQuestionMark",
+     "a\xC2\x85"
+     "b",
+     "a?b"},
     {"C1U009FBecomesOneQuestionMark", "\xC2\x9F", "?"},
-    {"NoBreakSpaceU00A0Kept", "a\xC2\xA0" "b", "a\xC2\xA0" "b"},
+    {"NoBreakSpaceU00A0Kept",
+     "a\xC2\xA0"
+     "b",
+     "a\xC2\xA0"
+     "b"},
     {"TwoByteLetterKept", "Z\xC3\xBCrich", "Z\xC3\xBCrich"},
-    {"ThreeByteKept", "\xE2\x82\xAC" "5", "\xE2\x82\xAC" "5"},
+    {"ThreeByteKept",
+     "\xE2\x82\xAC"
+     "5",
+     "\xE2\x82\xAC"
+     "5"},
     {"FourByteEmojiKept", "ok \xF0\x9F\x9A\x80", "ok \xF0\x9F\x9A\x80"},
-    {"LoneContinuationByteBecomesQuestionMark", "a\x80" "b", "a?b"},
-    {"ByteFFBecomesQuestionMark", "a\xFF" "b", "a?b"},
+    {"LoneContinuationByteBecomesQuestionMark",
+     "a\x80"
+     "b",
+     "a?b"},
+    {"ByteFFBecomesQuestionMark",
+     "a\xFF"
+     "b",
+     "a?b"},
     {"TruncatedSequenceAtEndBecomesQuestionMarks", "ab\xE2\x82", "ab??"},
     {"LeadByteFollowedByAsciiKeepsAscii", "\xE2(x", "?(x"},
 };
@@ -105,8 +125,8 @@ INSTANTIATE_TEST_SUITE_P(Text, Sanitize, ::testing::ValuesIn(kSanitizeRows),
 TEST(Text, InvalidUtf8FormsBecomeOnlyQuestionMarks) {
   // Overlong '/', a UTF-16 surrogate, a code point above U+10FFFF, an overlong NUL, and
   // 5- and 6-byte lead bytes: each must vanish into '?' and nothing else.
-  for (const std::string& bad : {"\xC0\xAF"s, "\xED\xA0\x80"s, "\xF4\x90\x80\x80"s, "\xC0\x80"s,
-                                "\xE0\x80\xAF"s, "\xF8\x88\x80\x80\x80"s, "\xFC\x84\x80\x80\x80\x80"s}) {
+  for (const std::string& bad : {"\xC0\xAF"s, "\xED\xA0\x80"s, "\xF4\x90\x80\x80"s, "\xC0\x80"s, "\xE0\x80\xAF"s,
+                                 "\xF8\x88\x80\x80\x80"s, "\xFC\x84\x80\x80\x80\x80"s}) {
     const std::string out = sanitize_text(bad);
     EXPECT_FALSE(out.empty());
     EXPECT_EQ(out.find_first_not_of('?'), std::string::npos) << out;
@@ -193,8 +213,8 @@ constexpr std::string_view kSuffix = " (case osm-amsterdam-power-2022)";
 TEST(Text, WarningCarriesTheFixBeforeTheCaseWhenItFits) {
   Finding f = finding("pinned to zone \"a\"");
   f.remedy = "list more than one zone";
-  EXPECT_EQ(format_warning(f), std::string(kPrefix) + "pinned to zone \"a\"; fix: list more than one zone" +
-                                   std::string(kSuffix));
+  EXPECT_EQ(format_warning(f),
+            std::string(kPrefix) + "pinned to zone \"a\"; fix: list more than one zone" + std::string(kSuffix));
 }
 
 TEST(Text, AFixThatDoesNotFitWholeIsLeftOutAndTheMessageKept) {
@@ -211,7 +231,8 @@ TEST(Text, AFixThatDoesNotFitWholeIsLeftOutAndTheMessageKept) {
 TEST(Text, AFixIsSanitizedLikeTheMessage) {
   Finding f = finding("m");
   f.remedy = "remove the toleration for evil\nkey";
-  EXPECT_EQ(format_warning(f), std::string(kPrefix) + "m; fix: remove the toleration for evil?key" + std::string(kSuffix));
+  EXPECT_EQ(format_warning(f),
+            std::string(kPrefix) + "m; fix: remove the toleration for evil?key" + std::string(kSuffix));
 }
 
 TEST(Text, AnnotationCarriesTheFixBeforeTheCases) {
@@ -243,8 +264,7 @@ TEST(Text, WarningHasPrefixBodyAndFirstCase) {
 
 TEST(Text, WarningNamesTheParts) {
   const std::string w = format_warning(finding("no PDB", {"replica Master", "replica Worker"}));
-  EXPECT_EQ(w, std::string(kPrefix) + "replica Master, replica Worker: no PDB" +
-                   std::string(kSuffix));
+  EXPECT_EQ(w, std::string(kPrefix) + "replica Master, replica Worker: no PDB" + std::string(kSuffix));
 }
 
 TEST(Text, WarningWithoutCasesHasNoSuffix) {
@@ -278,9 +298,10 @@ TEST(Text, LongMultiByteWarningWithControlsIsCleanAndWithinLimit) {
 TEST(Text, EveryCutOfAMultiByteMessageKeepsTheWarningValid) {
   // Slide the cut point across a multi-byte run by growing an ASCII lead-in.
   for (std::size_t lead = 200; lead < 240; ++lead) {
-    const std::string message = std::string(lead, 'a') + std::string(
-        "\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9"
-        "\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9");
+    const std::string message =
+        std::string(lead, 'a') + std::string(
+                                     "\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9"
+                                     "\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xC3\xA9");
     const std::string w = format_warning(finding(message));
     EXPECT_LE(count_code_points(w), kMaxWarningRunes) << lead;
     EXPECT_TRUE(valid_utf8_without_controls(w)) << lead;
@@ -329,7 +350,6 @@ TEST(Text, AnnotationIsSanitizedAndBounded) {
   EXPECT_LE(a.size(), kMaxAnnotationValueBytes);
   EXPECT_TRUE(ends_with(a, "..."));
 }
-
 
 // ---------------------------------------------------------------- invalid_utf8_at
 // The whole-body check decode_review runs before parsing: the offset of the first bad

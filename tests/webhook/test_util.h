@@ -7,6 +7,10 @@
 //   kgtest::expect_matches_golden(doc, "golden/x.response.json");  // KUBEGAP_UPDATE_GOLDEN=1 rewrites
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -15,11 +19,6 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
 
 namespace kgtest {
 
@@ -146,8 +145,7 @@ inline Utf8Scan scan_utf8(std::string_view text) {
       }
       cp = (cp << 6) | (b & 0x3Fu);
     }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
       scan.valid = false;
       return scan;
     }

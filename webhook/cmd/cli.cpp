@@ -1,12 +1,11 @@
 #include "webhook/cmd/cli.h"
 
-#include <cstdlib>
-#include <exception>
-#include <iostream>
-
 #include <unistd.h>
 
 #include <boost/system/system_error.hpp>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
 
 #include "policies/checks.h"
 #include "webhook/cmd/commands.h"
@@ -93,7 +92,9 @@ bool use_colour(const std::string& mode) {
 // (input errors win over findings).
 int emit_report(const CheckReport& report, const std::string& output, const TextOptions& text, const char* command,
                 bool fail_on_findings) {
-  std::cout << (output == "json" ? render_json(report) : output == "sarif" ? render_sarif(report) : render_text(report, text));
+  std::cout << (output == "json"    ? render_json(report)
+                : output == "sarif" ? render_sarif(report)
+                                    : render_text(report, text));
   std::cout.flush();
   for (const auto& e : report.errors) std::cerr << "kubegap-webhook " << command << ": " << e.text() << "\n";
   if (!report.errors.empty()) return kExitUsage;

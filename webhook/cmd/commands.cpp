@@ -10,29 +10,46 @@ using V = CompletionFlag::Value;
 
 // Flags several commands share.
 FlagSpec policy_flag() {
-  return {"--policy", "-p", "FILE", "", "the built-in defaults", "policy YAML overriding the built-in defaults",
-          "policy YAML", V::kFile, {}, false};
+  return {
+      "--policy",    "-p",     "FILE", "",   "the built-in defaults", "policy YAML overriding the built-in defaults",
+      "policy YAML", V::kFile, {},     false};
 }
 FlagSpec report_output_flag() {
-  return {"--output", "-o", "FORMAT", "text", "",
-          "report format: text, json, or sarif (SARIF 2.1.0, for code scanning)", "report format", V::kWords,
-          {"text", "json", "sarif"}, false};
+  return {"--output",
+          "-o",
+          "FORMAT",
+          "text",
+          "",
+          "report format: text, json, or sarif (SARIF 2.1.0, for code scanning)",
+          "report format",
+          V::kWords,
+          {"text", "json", "sarif"},
+          false};
 }
 FlagSpec color_flag() {
-  return {"--color", "", "WHEN", "auto", "",
-          "colour: auto is colour on a terminal, never with NO_COLOR; always or never", "colour", V::kWords,
-          {"auto", "always", "never"}, false};
+  return {"--color", "",        "WHEN",
+          "auto",    "",        "colour: auto is colour on a terminal, never with NO_COLOR; always or never",
+          "colour",  V::kWords, {"auto", "always", "never"},
+          false};
 }
 FlagSpec fail_on_findings_flag() {
   return {"--fail-on-findings", "", "", "", "", "exit 1 when there is a finding", "", V::kNone, {}, false};
 }
 FlagSpec explain_flag() {
-  return {"--explain", "", "", "", "",
+  return {"--explain",
+          "",
+          "",
+          "",
+          "",
           "text: under each object, the class of each part (training, serving, auto, diagnostic) and the rule or "
           "hint that decided it",
-          "the class of each part and why", V::kNone, {}, false};
+          "the class of each part and why",
+          V::kNone,
+          {},
+          false};
 }
 
+// serve_spec: the serve command and its flags (a data table).
 CommandSpec serve_spec() {
   CommandSpec c;
   c.name = "serve";
@@ -40,64 +57,195 @@ CommandSpec serve_spec() {
   c.usage = "serve --tls-cert FILE --tls-key FILE [flags]";
   c.intro = "Serves POST /validate over HTTPS and /healthz, /readyz, /metrics over plain HTTP.\n";
   c.flags = {
-      {"--tls-cert", "", "FILE", "", "", "serving certificate chain (PEM); reloaded when the file changes",
-       "serving certificate chain (PEM)", V::kFile, {}, true},
-      {"--tls-key", "", "FILE", "", "", "its private key (PEM); refused if every user can read it",
-       "its private key (PEM)", V::kFile, {}, true},
-      {"--client-ca", "", "FILE", "", "none",
+      {"--tls-cert",
+       "",
+       "FILE",
+       "",
+       "",
+       "serving certificate chain (PEM); reloaded when the file changes",
+       "serving certificate chain (PEM)",
+       V::kFile,
+       {},
+       true},
+      {"--tls-key",
+       "",
+       "FILE",
+       "",
+       "",
+       "its private key (PEM); refused if every user can read it",
+       "its private key (PEM)",
+       V::kFile,
+       {},
+       true},
+      {"--client-ca",
+       "",
+       "FILE",
+       "",
+       "none",
        "require a client certificate signed by a CA in FILE (PEM): the API server presents one when its "
        "AdmissionConfiguration names it (docs/security.md); reloaded with the serving certificate",
-       "CA bundle a client certificate must chain to", V::kFile, {}, false},
-      {"--listen", "", "HOST:PORT", "0.0.0.0:8443", "", "HTTPS address (POST /validate); port 0 picks a free port",
-       "HTTPS address HOST:PORT", V::kAny, {}, false},
-      {"--health-listen", "", "HOST:PORT", "0.0.0.0:9090", "",
+       "CA bundle a client certificate must chain to",
+       V::kFile,
+       {},
+       false},
+      {"--listen",
+       "",
+       "HOST:PORT",
+       "0.0.0.0:8443",
+       "",
+       "HTTPS address (POST /validate); port 0 picks a free port",
+       "HTTPS address HOST:PORT",
+       V::kAny,
+       {},
+       false},
+      {"--health-listen",
+       "",
+       "HOST:PORT",
+       "0.0.0.0:9090",
+       "",
        "plain-HTTP address of /healthz, /readyz and /metrics; port 0 picks a free port",
-       "health and metrics address HOST:PORT", V::kAny, {}, false},
+       "health and metrics address HOST:PORT",
+       V::kAny,
+       {},
+       false},
       policy_flag(),
-      {"--cluster-state", "", "FILE", "", "",
+      {"--cluster-state",
+       "",
+       "FILE",
+       "",
+       "",
        "PodDisruptionBudgets and Nodes (YAML/JSON List or multi-document) for the disruption-budget and "
        "zone-spread checks, instead of the live view",
-       "PodDisruptionBudgets and Nodes from a file", V::kFile, {}, false},
-      {"--kubeconfig", "", "FILE", "", "in a pod, its service account",
+       "PodDisruptionBudgets and Nodes from a file",
+       V::kFile,
+       {},
+       false},
+      {"--kubeconfig",
+       "",
+       "FILE",
+       "",
+       "in a pod, its service account",
        "watch PodDisruptionBudgets and Nodes through this kubeconfig's API server",
-       "watch the cluster view through this kubeconfig", V::kFile, {}, false},
-      {"--cluster-sync-timeout", "", "S", "30", "",
+       "watch the cluster view through this kubeconfig",
+       V::kFile,
+       {},
+       false},
+      {"--cluster-sync-timeout",
+       "",
+       "S",
+       "30",
+       "",
        "report ready after S seconds even if the live view has not synced (disruption-budget then says "
        "\"not evaluated: cluster view not synced\")",
-       "seconds to wait for the cluster view", V::kAny, {}, false},
-      {"--audit-interval", "", "S", "600", "",
+       "seconds to wait for the cluster view",
+       V::kAny,
+       {},
+       false},
+      {"--audit-interval",
+       "",
+       "S",
+       "600",
+       "",
        "with a live view: scan what already runs every S seconds, off the review path; 0 turns it off",
-       "seconds between background audits (0: off)", V::kAny, {}, false},
-      {"--audit-reports", "", "API", "wgpolicyk8s", "",
+       "seconds between background audits (0: off)",
+       V::kAny,
+       {},
+       false},
+      {"--audit-reports",
+       "",
+       "API",
+       "wgpolicyk8s",
+       "",
        "where the audit's results go besides the metrics: wgpolicyk8s (PolicyReports), openreports "
        "(openreports.io Reports) or none",
-       "where audit results go", V::kWords, {"wgpolicyk8s", "openreports", "none"}, false},
-      {"--audit-lease", "", "NS/NAME", "", "$POD_NAMESPACE (else kubegap-system)/kubegap-webhook-audit",
-       "the Lease that picks the one replica writing reports", "NAMESPACE/NAME of the audit Lease", V::kAny, {},
+       "where audit results go",
+       V::kWords,
+       {"wgpolicyk8s", "openreports", "none"},
+       false},
+      {"--audit-lease",
+       "",
+       "NS/NAME",
+       "",
+       "$POD_NAMESPACE (else kubegap-system)/kubegap-webhook-audit",
+       "the Lease that picks the one replica writing reports",
+       "NAMESPACE/NAME of the audit Lease",
+       V::kAny,
+       {},
        false},
       {"--threads", "", "N", "", "the CPU count", "I/O threads serving reviews", "I/O threads", V::kAny, {}, false},
-      {"--max-body-bytes", "", "N", "8388608", "", "request body limit (413 above it)", "request body limit",
-       V::kAny, {}, false},
-      {"--memory-budget", "", "BYTES", "",
+      {"--max-body-bytes",
+       "",
+       "N",
+       "8388608",
+       "",
+       "request body limit (413 above it)",
+       "request body limit",
+       V::kAny,
+       {},
+       false},
+      {"--memory-budget",
+       "",
+       "BYTES",
+       "",
        "the container's memory limit less 64 MiB, 1 GiB without a limit; never less than one request of "
        "--max-body-bytes",
        "memory that requests in flight may be charged (a body costs about 20x its size while parsed); over it, "
        "a request is answered 503 with Retry-After before its body is read",
-       "bytes requests in flight may be charged", V::kAny, {}, false},
-      {"--max-connections", "", "N", "4096", "",
+       "bytes requests in flight may be charged",
+       V::kAny,
+       {},
+       false},
+      {"--max-connections",
+       "",
+       "N",
+       "4096",
+       "",
        "open connections; within N/64 of it, each new connection closes the longest-idle one",
-       "open connection cap", V::kAny, {}, false},
-      {"--first-request-timeout", "", "S", "5", "",
+       "open connection cap",
+       V::kAny,
+       {},
+       false},
+      {"--first-request-timeout",
+       "",
+       "S",
+       "5",
+       "",
        "seconds after the TLS handshake by which the first request's header must arrive",
-       "seconds to the first request after the handshake", V::kAny, {}, false},
-      {"--shutdown-timeout", "", "S", "25", "", "drain bound on SIGTERM/SIGINT, in seconds", "drain bound in seconds",
-       V::kAny, {}, false},
-      {"--reload-interval", "", "S", "2", "",
+       "seconds to the first request after the handshake",
+       V::kAny,
+       {},
+       false},
+      {"--shutdown-timeout",
+       "",
+       "S",
+       "25",
+       "",
+       "drain bound on SIGTERM/SIGINT, in seconds",
+       "drain bound in seconds",
+       V::kAny,
+       {},
+       false},
+      {"--reload-interval",
+       "",
+       "S",
+       "2",
+       "",
        "how often the certificate and policy files are checked for changes (rotation, ConfigMap update), in "
        "seconds",
-       "seconds between file checks", V::kAny, {}, false},
-      {"--log-level", "", "LEVEL", "info", "", "log level", "log level", V::kWords,
-       {"trace", "debug", "info", "warn", "error", "off"}, false},
+       "seconds between file checks",
+       V::kAny,
+       {},
+       false},
+      {"--log-level",
+       "",
+       "LEVEL",
+       "info",
+       "",
+       "log level",
+       "log level",
+       V::kWords,
+       {"trace", "debug", "info", "warn", "error", "off"},
+       false},
       {"--log-format", "", "FORMAT", "text", "", "log format", "log format", V::kWords, {"text", "json"}, false},
   };
   return c;
@@ -118,10 +266,17 @@ reported "not evaluated".
              report_output_flag(),
              fail_on_findings_flag(),
              explain_flag(),
-             {"--show-skipped", "", "", "", "",
+             {"--show-skipped",
+              "",
+              "",
+              "",
+              "",
               "text: list each object of a kind kubegap does not evaluate (default: one line counting them by "
               "kind)",
-              "list each skipped object", V::kNone, {}, false},
+              "list each skipped object",
+              V::kNone,
+              {},
+              false},
              color_flag()};
   c.outro = R"(Files that cannot be read (invalid YAML, no apiVersion/kind, a field of the wrong type,
 a quantity such as "$GPUS") are listed on stderr as FILE:LINE: MESSAGE, and in the json
@@ -148,16 +303,24 @@ skipped) and Pods, and evaluates them with the live PodDisruptionBudgets and Nod
 object whose controller was evaluated too (a workload's Pods, ReplicaSets, Jobs) is
 reported under that controller only. Needs get/list on those kinds, PDBs and Nodes.
 )";
-  c.flags = {{"--kubeconfig", "", "FILE", "", "in a pod, its service account; else $KUBECONFIG, then ~/.kube/config",
-              "the API server and credentials", "kubeconfig of the cluster", V::kFile, {}, false},
-             {"--namespace", "-n", "NS", "", "every namespace", "one namespace", "one namespace", V::kAny, {}, false},
-             policy_flag(),
-             report_output_flag(),
-             {"--page-size", "", "N", "250", "", "objects per list request", "objects per list request", V::kAny, {},
-              false},
-             fail_on_findings_flag(),
-             explain_flag(),
-             color_flag()};
+  c.flags = {
+      {"--kubeconfig",
+       "",
+       "FILE",
+       "",
+       "in a pod, its service account; else $KUBECONFIG, then ~/.kube/config",
+       "the API server and credentials",
+       "kubeconfig of the cluster",
+       V::kFile,
+       {},
+       false},
+      {"--namespace", "-n", "NS", "", "every namespace", "one namespace", "one namespace", V::kAny, {}, false},
+      policy_flag(),
+      report_output_flag(),
+      {"--page-size", "", "N", "250", "", "objects per list request", "objects per list request", V::kAny, {}, false},
+      fail_on_findings_flag(),
+      explain_flag(),
+      color_flag()};
   c.outro = R"(Resources that cannot be listed (forbidden, an error) are listed on stderr and in the
 json/sarif outputs; the rest is still scanned. Exit codes as check: 0, 1 findings with
 --fail-on-findings, 2 usage errors or resources that could not be listed.
@@ -179,8 +342,16 @@ gpu-health-tolerations; disruption-budget needs the cluster's PDBs. docs/vap.md 
 what differs from the webhook.
 )";
   c.flags = {policy_flag(),
-             {"--checks", "", "LIST", "", "every check with a CEL form", "comma-separated check ids",
-              "comma-separated check ids", V::kAny, {}, false}};
+             {"--checks",
+              "",
+              "LIST",
+              "",
+              "every check with a CEL form",
+              "comma-separated check ids",
+              "comma-separated check ids",
+              V::kAny,
+              {},
+              false}};
   c.arguments = {"vap"};
   c.takes_arguments = true;
   return c;
@@ -234,8 +405,16 @@ CommandSpec help_spec(const std::vector<CommandSpec>& commands) {
   c.summary = "help for a command";
   c.usage = "help [COMMAND]";
   c.intro = "Prints the help of COMMAND (the same as COMMAND --help), or of kubegap-webhook.\n";
-  c.flags = {{"--flag-reference", "", "", "", "", "print every command's flags as the Markdown tables of docs/cli.md",
-              "the flag reference in Markdown", V::kNone, {}, false}};
+  c.flags = {{"--flag-reference",
+              "",
+              "",
+              "",
+              "",
+              "print every command's flags as the Markdown tables of docs/cli.md",
+              "the flag reference in Markdown",
+              V::kNone,
+              {},
+              false}};
   for (const auto& command : commands) c.arguments.push_back(command.name);
   c.takes_arguments = true;
   return c;
@@ -251,8 +430,8 @@ std::vector<CommandSpec> make_specs() {
 }  // namespace
 
 const std::vector<CommandSpec>& command_specs() {
-  static const std::vector<CommandSpec> specs = make_specs();
-  return specs;
+  static const std::vector<CommandSpec> kSpecs = make_specs();
+  return kSpecs;
 }
 
 const CommandSpec* find_command(std::string_view name) {

@@ -103,10 +103,14 @@ std::string zsh_quote(std::string_view text) {
 
 std::string zsh_value(const CompletionFlag& f) {
   switch (f.value) {
-    case CompletionFlag::Value::kFile: return ":file:_files";
-    case CompletionFlag::Value::kWords: return ":value:(" + join(f.words) + ")";
-    case CompletionFlag::Value::kAny: return ":value: ";
-    default: return "";
+    case CompletionFlag::Value::kFile:
+      return ":file:_files";
+    case CompletionFlag::Value::kWords:
+      return ":value:(" + join(f.words) + ")";
+    case CompletionFlag::Value::kAny:
+      return ":value: ";
+    default:
+      return "";
   }
 }
 
@@ -142,8 +146,8 @@ std::string zsh_script(std::string_view program, const std::vector<CompletionCom
       if (f.short_name.empty()) {
         out << "        '" << f.name << spec << "' \\\n";
       } else {
-        out << "        '(" << f.short_name << " " << f.name << ")'{" << f.short_name << "," << f.name << "}'"
-            << spec << "' \\\n";
+        out << "        '(" << f.short_name << " " << f.name << ")'{" << f.short_name << "," << f.name << "}'" << spec
+            << "' \\\n";
       }
     }
     out << "        '(-h --help)'{-h,--help}'[show help]'";

@@ -12,9 +12,9 @@ namespace kubegap {
 // A flag as completion sees it: its names, whether it takes a value, and what the value
 // is (a fixed set of words, a file, or anything).
 struct CompletionFlag {
-  std::string name;               // "--output"
-  std::string short_name;         // "-o", or empty
-  std::string help;               // one line, for zsh's descriptions
+  std::string name;        // "--output"
+  std::string short_name;  // "-o", or empty
+  std::string help;        // one line, for zsh's descriptions
   enum class Value { kNone, kFile, kWords, kAny } value = Value::kNone;
   std::vector<std::string> words;  // kWords: the choices
 };
@@ -24,7 +24,7 @@ struct CompletionCommand {
   std::string help;
   std::vector<CompletionFlag> flags;
   std::vector<std::string> arguments;  // positional words (ids, shells); empty: none
-  bool file_arguments = false;          // positional arguments are paths
+  bool file_arguments = false;         // positional arguments are paths
 };
 
 // completion_script: the script for `shell` ("bash" or "zsh"); empty for any other.

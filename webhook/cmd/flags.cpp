@@ -69,7 +69,7 @@ std::string replace_program(std::string text, std::string_view program) {
   return text;
 }
 
-std::string markdown_cell(std::string text) {
+std::string markdown_cell(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '|') out += '\\';
@@ -238,7 +238,7 @@ std::string render_flag_reference(const std::vector<CommandSpec>& commands) {
 CompletionCommand to_completion(const CommandSpec& spec) {
   CompletionCommand out{spec.name, spec.summary, {}, spec.arguments, spec.file_arguments};
   for (const auto& f : spec.flags) {
-    const auto kind = f.is_switch() ? CompletionFlag::Value::kNone
+    const auto kind = f.is_switch()     ? CompletionFlag::Value::kNone
                       : f.words.empty() ? f.completes
                                         : CompletionFlag::Value::kWords;
     out.flags.push_back({f.name, f.short_name, f.summary.empty() ? f.help : f.summary, kind, f.words});

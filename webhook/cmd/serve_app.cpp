@@ -1,20 +1,19 @@
 #include "webhook/cmd/serve_app.h"
 
-#include <exception>
-#include <mutex>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <exception>
+#include <mutex>
 
 #include "webhook/core/build_info.h"
+#include "webhook/core/cluster_state_file.h"
 #include "webhook/core/memory_budget.h"
 #include "webhook/core/policy_loader.h"
 #include "webhook/kube/kube_config.h"
-#include "webhook/core/cluster_state_file.h"
 #include "webhook/server/reloaders.h"
 #include "webhook/telemetry/logging.h"
 

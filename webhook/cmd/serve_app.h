@@ -8,15 +8,14 @@
 //   ServeApp app(serve_config_from(flags));
 //   return app.run();   // 0 after a clean drain
 
-#include <memory>
-#include <string>
-#include <thread>
-#include <vector>
-
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "policies/cluster_view.h"
 #include "webhook/cmd/serve_config.h"

@@ -5,11 +5,10 @@
 //   ServeConfig config = serve_config_from(parse_flags(*find_command("serve"), args));
 //   return ServeApp(config).run();
 
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
-
-#include <boost/asio/ip/tcp.hpp>
 
 #include "webhook/cmd/flags.h"
 #include "webhook/report/background_audit.h"

@@ -1,12 +1,12 @@
 #include "webhook/core/admission_codec.h"
 
-#include <algorithm>
-#include <cstdint>
-#include <vector>
-
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "policies/text.h"
 #include "webhook/core/json_reader.h"
@@ -36,17 +36,39 @@ class SkippedMembers {
   using SizeType = rapidjson::SizeType;
   explicit SkippedMembers(rapidjson::Document& document) : document_(document) {}
 
-  bool Null() { return scalar([&] { return document_.Null(); }); }
-  bool Bool(bool b) { return scalar([&] { return document_.Bool(b); }); }
-  bool Int(int i) { return scalar([&] { return document_.Int(i); }); }
-  bool Uint(unsigned u) { return scalar([&] { return document_.Uint(u); }); }
-  bool Int64(std::int64_t i) { return scalar([&] { return document_.Int64(i); }); }
-  bool Uint64(std::uint64_t u) { return scalar([&] { return document_.Uint64(u); }); }
-  bool Double(double d) { return scalar([&] { return document_.Double(d); }); }
-  bool RawNumber(const Ch* s, SizeType n, bool copy) { return scalar([&] { return document_.RawNumber(s, n, copy); }); }
-  bool String(const Ch* s, SizeType n, bool copy) { return scalar([&] { return document_.String(s, n, copy); }); }
-  bool StartObject() { return open([&] { return document_.StartObject(); }); }
-  bool StartArray() { return open([&] { return document_.StartArray(); }); }
+  bool Null() {
+    return scalar([&] { return document_.Null(); });
+  }
+  bool Bool(bool b) {
+    return scalar([&] { return document_.Bool(b); });
+  }
+  bool Int(int i) {
+    return scalar([&] { return document_.Int(i); });
+  }
+  bool Uint(unsigned u) {
+    return scalar([&] { return document_.Uint(u); });
+  }
+  bool Int64(std::int64_t i) {
+    return scalar([&] { return document_.Int64(i); });
+  }
+  bool Uint64(std::uint64_t u) {
+    return scalar([&] { return document_.Uint64(u); });
+  }
+  bool Double(double d) {
+    return scalar([&] { return document_.Double(d); });
+  }
+  bool RawNumber(const Ch* s, SizeType n, bool copy) {
+    return scalar([&] { return document_.RawNumber(s, n, copy); });
+  }
+  bool String(const Ch* s, SizeType n, bool copy) {
+    return scalar([&] { return document_.String(s, n, copy); });
+  }
+  bool StartObject() {
+    return open([&] { return document_.StartObject(); });
+  }
+  bool StartArray() {
+    return open([&] { return document_.StartArray(); });
+  }
   bool Key(const Ch* s, SizeType n, bool copy) {
     if (skip_depth_ > 0) return true;
     const std::string_view key(s, n);
@@ -202,12 +224,9 @@ DecodedReview decode_review(std::string_view body) {
   r.group = reader.string(JsonReader::member(request_kind, "group"), JsonPath{&kind_path, "group"});
   r.version = reader.string(JsonReader::member(request_kind, "version"), JsonPath{&kind_path, "version"});
   r.kind = reader.string(JsonReader::member(request_kind, "kind"), JsonPath{&kind_path, "kind"});
-  r.sub_resource = reader.string(JsonReader::member(request, "subResource"),
-                                 JsonPath{&request_path, "subResource"});
-  r.operation = reader.string(JsonReader::member(request, "operation"),
-                              JsonPath{&request_path, "operation"});
-  r.namespace_name = reader.string(JsonReader::member(request, "namespace"),
-                                   JsonPath{&request_path, "namespace"});
+  r.sub_resource = reader.string(JsonReader::member(request, "subResource"), JsonPath{&request_path, "subResource"});
+  r.operation = reader.string(JsonReader::member(request, "operation"), JsonPath{&request_path, "operation"});
+  r.namespace_name = reader.string(JsonReader::member(request, "namespace"), JsonPath{&request_path, "namespace"});
   r.name = reader.string(JsonReader::member(request, "name"), JsonPath{&request_path, "name"});
   r.dry_run = reader.boolean(JsonReader::member(request, "dryRun"), JsonPath{&request_path, "dryRun"});
   r.object = JsonReader::member(request, "object");
@@ -219,8 +238,7 @@ DecodedReview decode_review(std::string_view body) {
   return out;
 }
 
-std::string encode_response(std::string_view api_version, std::string_view uid,
-                            const AdmissionResponse& response) {
+std::string encode_response(std::string_view api_version, std::string_view uid, const AdmissionResponse& response) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();

@@ -3,13 +3,13 @@
 // envelope and encoding the response. Facts from k8s.io/api/admission/v1/types.go and
 // k8s.io/apiserver/pkg/admission/plugin/webhook/request/admissionreview.go.
 
+#include <rapidjson/document.h>
+
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 namespace kubegap {
 
@@ -27,7 +27,7 @@ struct AdmissionRequest {
   std::string name;
   bool dry_run = false;
   const rapidjson::Value* object = nullptr;  // nullptr when absent or null
-  std::unique_ptr<char[]> document_text;  // the parsed body: `document`'s strings point into it
+  std::unique_ptr<char[]> document_text;     // the parsed body: `document`'s strings point into it
   std::unique_ptr<rapidjson::Document> document;
 };
 
@@ -53,8 +53,7 @@ struct AdmissionResponse {
   std::map<std::string, std::string> audit_annotations;
 };
 
-std::string encode_response(std::string_view api_version, std::string_view uid,
-                            const AdmissionResponse& response);
+std::string encode_response(std::string_view api_version, std::string_view uid, const AdmissionResponse& response);
 
 // encode_error: {"error": message} for 4xx answers.
 std::string encode_error(std::string_view message);

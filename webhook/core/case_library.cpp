@@ -1,11 +1,11 @@
 #include "webhook/core/case_library.h"
 
-#include <algorithm>
-#include <set>
-
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
 
 #include "policies/checks.h"
 #include "webhook/core/yaml_json.h"
@@ -19,9 +19,8 @@ class CaseParser {
 
   Case parse(const YAML::Node& root) const {
     if (!root.IsMap()) fail(root, "(top level)", "expected a mapping");
-    static const std::set<std::string> kKeys = {"id",          "title",   "date",   "organisation",
-                                                "summary",     "key_figures", "lessons", "checks",
-                                                "sources"};
+    static const std::set<std::string> kKeys = {"id",          "title",   "date",   "organisation", "summary",
+                                                "key_figures", "lessons", "checks", "sources"};
     for (const auto& entry : root) {
       if (!kKeys.contains(entry.first.Scalar())) fail(entry.first, entry.first.Scalar(), "unknown key");
     }
@@ -32,8 +31,8 @@ class CaseParser {
     c.organisation = text(root, "organisation");
     c.summary = text(root, "summary");
     for (const auto& figure : list(root, "key_figures")) {
-      c.key_figures.push_back({text(figure, "text"), text(figure, "source"),
-                               figure["secondary"] && figure["secondary"].as<bool>()});
+      c.key_figures.push_back(
+          {text(figure, "text"), text(figure, "source"), figure["secondary"] && figure["secondary"].as<bool>()});
     }
     for (const auto& lesson : list(root, "lessons")) c.lessons.push_back(lesson.as<std::string>());
     for (const auto& check : list(root, "checks")) {

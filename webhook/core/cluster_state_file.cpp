@@ -6,8 +6,7 @@
 
 namespace kubegap {
 
-std::shared_ptr<const ClusterSnapshot> parse_cluster_state(std::string_view text,
-                                                           const std::string& source) {
+std::shared_ptr<const ClusterSnapshot> parse_cluster_state(std::string_view text, const std::string& source) {
   LoadedObjects loaded;
   load_objects(text, source, loaded);
   // The server's own configuration: the first problem stops it, naming file and line.

@@ -12,8 +12,7 @@
 
 namespace kubegap {
 
-std::shared_ptr<const ClusterSnapshot> parse_cluster_state(std::string_view text,
-                                                           const std::string& source);
+std::shared_ptr<const ClusterSnapshot> parse_cluster_state(std::string_view text, const std::string& source);
 std::shared_ptr<const ClusterSnapshot> load_cluster_state_file(const std::string& path);
 
 }  // namespace kubegap

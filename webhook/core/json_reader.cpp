@@ -86,12 +86,9 @@ void JsonReader::string_map(const rapidjson::Value* value, const JsonPath& path,
   }
 }
 
-std::vector<std::string> JsonReader::string_list(const rapidjson::Value* value,
-                                                 const JsonPath& path) {
+std::vector<std::string> JsonReader::string_list(const rapidjson::Value* value, const JsonPath& path) {
   std::vector<std::string> out;
-  each(value, path, [&](const rapidjson::Value& v, const JsonPath& p) {
-    out.push_back(string(&v, p));
-  });
+  each(value, path, [&](const rapidjson::Value& v, const JsonPath& p) { out.push_back(string(&v, p)); });
   return out;
 }
 

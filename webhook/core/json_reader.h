@@ -8,12 +8,12 @@
 //   std::string name = reader.string(reader.member(obj, "name"), JsonPath{&spec, "name"});
 //   if (!reader.ok()) return error(reader.error());
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 #include "policies/pod_view.h"
 

@@ -27,9 +27,7 @@ inline constexpr std::size_t kParseExpansion = 20;
 inline constexpr std::size_t kRequestOverhead = 64 * 1024;
 
 // request_charge: what a request with a body of `body_bytes` is charged.
-constexpr std::size_t request_charge(std::size_t body_bytes) {
-  return kRequestOverhead + kParseExpansion * body_bytes;
-}
+constexpr std::size_t request_charge(std::size_t body_bytes) { return kRequestOverhead + kParseExpansion * body_bytes; }
 
 class MemoryBudget {
  public:

@@ -116,17 +116,16 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
     std::string name = reader.string(JsonReader::member(ref, "name"), JsonPath{&ref_path, "name"});
     if (!name.empty()) container.env_from_config_maps.push_back(std::move(name));
   });
-  decode_resource_names(reader, JsonReader::member(&value, "resources"),
-                        JsonPath{&path, "resources"}, container.resources);
+  decode_resource_names(reader, JsonReader::member(&value, "resources"), JsonPath{&path, "resources"},
+                        container.resources);
   const JsonPath mounts_path{&path, "volumeMounts"};
-  reader.each(JsonReader::member(&value, "volumeMounts"), mounts_path,
-              [&](const Value& mount, const JsonPath& p) {
-                if (reader.object(&mount, p) == nullptr) return;
-                container.volume_mounts.push_back(
-                    {reader.string(JsonReader::member(&mount, "name"), JsonPath{&p, "name"}),
-                     reader.string(JsonReader::member(&mount, "mountPath"), JsonPath{&p, "mountPath"}),
-                     reader.boolean(JsonReader::member(&mount, "readOnly"), JsonPath{&p, "readOnly"})});
-              });
+  reader.each(JsonReader::member(&value, "volumeMounts"), mounts_path, [&](const Value& mount, const JsonPath& p) {
+    if (reader.object(&mount, p) == nullptr) return;
+    container.volume_mounts.push_back(
+        {reader.string(JsonReader::member(&mount, "name"), JsonPath{&p, "name"}),
+         reader.string(JsonReader::member(&mount, "mountPath"), JsonPath{&p, "mountPath"}),
+         reader.boolean(JsonReader::member(&mount, "readOnly"), JsonPath{&p, "readOnly"})});
+  });
   // resources.claims: the pod resource claims (DRA) this container consumes.
   const JsonPath resources_path{&path, "resources"};
   const Value* resources = JsonReader::member(&value, "resources");
@@ -140,12 +139,36 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
 }
 
 // The members of core/v1 VolumeSource; the one present names the volume's source.
-constexpr const char* kVolumeSources[] = {
-    "persistentVolumeClaim", "emptyDir", "hostPath", "ephemeral", "csi", "nfs", "cephfs",
-    "rbd", "iscsi", "azureFile", "glusterfs", "fc", "gcePersistentDisk",
-    "awsElasticBlockStore", "azureDisk", "cinder", "portworxVolume", "vsphereVolume",
-    "configMap", "secret", "projected", "downwardAPI", "image", "flexVolume", "flocker",
-    "quobyte", "scaleIO", "storageos", "photonPersistentDisk", "gitRepo"};
+constexpr const char* kVolumeSources[] = {"persistentVolumeClaim",
+                                          "emptyDir",
+                                          "hostPath",
+                                          "ephemeral",
+                                          "csi",
+                                          "nfs",
+                                          "cephfs",
+                                          "rbd",
+                                          "iscsi",
+                                          "azureFile",
+                                          "glusterfs",
+                                          "fc",
+                                          "gcePersistentDisk",
+                                          "awsElasticBlockStore",
+                                          "azureDisk",
+                                          "cinder",
+                                          "portworxVolume",
+                                          "vsphereVolume",
+                                          "configMap",
+                                          "secret",
+                                          "projected",
+                                          "downwardAPI",
+                                          "image",
+                                          "flexVolume",
+                                          "flocker",
+                                          "quobyte",
+                                          "scaleIO",
+                                          "storageos",
+                                          "photonPersistentDisk",
+                                          "gitRepo"};
 
 Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& path) {
   Volume volume;
@@ -164,14 +187,12 @@ Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& pat
   if (volume.source == "csi") {
     const JsonPath csi_path{&path, "csi"};
     const Value* csi = reader.object(JsonReader::member(&value, "csi"), csi_path);
-    volume.csi_driver =
-        reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
+    volume.csi_driver = reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
   }
   return volume;
 }
 
-std::vector<Requirement> decode_requirements(JsonReader& reader, const Value* list,
-                                             const JsonPath& path) {
+std::vector<Requirement> decode_requirements(JsonReader& reader, const Value* list, const JsonPath& path) {
   std::vector<Requirement> out;
   reader.each(list, path, [&](const Value& value, const JsonPath& p) {
     if (reader.object(&value, p) == nullptr) return;
@@ -190,17 +211,17 @@ std::vector<NodeSelectorTerm> decode_required_node_terms(JsonReader& reader, con
   const JsonPath node_path{&affinity_path, "nodeAffinity"};
   const Value* node = reader.object(JsonReader::member(affinity, "nodeAffinity"), node_path);
   const JsonPath required_path{&node_path, "requiredDuringSchedulingIgnoredDuringExecution"};
-  const Value* required = reader.object(
-      JsonReader::member(node, "requiredDuringSchedulingIgnoredDuringExecution"), required_path);
+  const Value* required =
+      reader.object(JsonReader::member(node, "requiredDuringSchedulingIgnoredDuringExecution"), required_path);
   const JsonPath terms_path{&required_path, "nodeSelectorTerms"};
-  reader.each(JsonReader::member(required, "nodeSelectorTerms"), terms_path,
-              [&](const Value& value, const JsonPath& p) {
-                if (reader.object(&value, p) == nullptr) return;
-                terms.push_back({decode_requirements(reader, JsonReader::member(&value, "matchExpressions"),
-                                                     JsonPath{&p, "matchExpressions"}),
-                                 decode_requirements(reader, JsonReader::member(&value, "matchFields"),
-                                                     JsonPath{&p, "matchFields"})});
-              });
+  reader.each(
+      JsonReader::member(required, "nodeSelectorTerms"), terms_path, [&](const Value& value, const JsonPath& p) {
+        if (reader.object(&value, p) == nullptr) return;
+        terms.push_back(
+            {decode_requirements(reader, JsonReader::member(&value, "matchExpressions"),
+                                 JsonPath{&p, "matchExpressions"}),
+             decode_requirements(reader, JsonReader::member(&value, "matchFields"), JsonPath{&p, "matchFields"})});
+      });
   return terms;
 }
 
@@ -212,8 +233,8 @@ Toleration decode_toleration(JsonReader& reader, const Value& value, const JsonP
   if (t.op.empty()) t.op = "Equal";  // the API default
   t.value = reader.string(JsonReader::member(&value, "value"), JsonPath{&path, "value"});
   t.effect = reader.string(JsonReader::member(&value, "effect"), JsonPath{&path, "effect"});
-  t.toleration_seconds = reader.int64(JsonReader::member(&value, "tolerationSeconds"),
-                                      JsonPath{&path, "tolerationSeconds"});
+  t.toleration_seconds =
+      reader.int64(JsonReader::member(&value, "tolerationSeconds"), JsonPath{&path, "tolerationSeconds"});
   return t;
 }
 
@@ -229,12 +250,9 @@ PodResourceClaim decode_pod_resource_claim(JsonReader& reader, const Value& valu
 }
 
 template <typename T, typename Decode>
-std::vector<T> decode_list(JsonReader& reader, const Value* list, const JsonPath& path,
-                           Decode decode) {
+std::vector<T> decode_list(JsonReader& reader, const Value* list, const JsonPath& path, Decode decode) {
   std::vector<T> out;
-  reader.each(list, path, [&](const Value& v, const JsonPath& p) {
-    out.push_back(decode(reader, v, p));
-  });
+  reader.each(list, path, [&](const Value& v, const JsonPath& p) { out.push_back(decode(reader, v, p)); });
   return out;
 }
 
@@ -246,52 +264,45 @@ PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const Js
   const JsonPath meta_path{&path, "metadata"};
   const Value* meta = reader.object(JsonReader::member(&value, "metadata"), meta_path);
   reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, pod.labels);
-  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
-                    pod.annotations);
+  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"}, pod.annotations);
 
   const JsonPath spec_path{&path, "spec"};
   const Value* spec = reader.object(JsonReader::member(&value, "spec"), spec_path);
   pod.containers = decode_list<Container>(reader, JsonReader::member(spec, "containers"),
                                           JsonPath{&spec_path, "containers"}, decode_container);
   pod.init_containers = decode_list<Container>(reader, JsonReader::member(spec, "initContainers"),
-                                               JsonPath{&spec_path, "initContainers"},
-                                               decode_container);
-  pod.volumes = decode_list<Volume>(reader, JsonReader::member(spec, "volumes"),
-                                    JsonPath{&spec_path, "volumes"}, decode_volume);
-  reader.string_map(JsonReader::member(spec, "nodeSelector"), JsonPath{&spec_path, "nodeSelector"},
-                    pod.node_selector);
+                                               JsonPath{&spec_path, "initContainers"}, decode_container);
+  pod.volumes =
+      decode_list<Volume>(reader, JsonReader::member(spec, "volumes"), JsonPath{&spec_path, "volumes"}, decode_volume);
+  reader.string_map(JsonReader::member(spec, "nodeSelector"), JsonPath{&spec_path, "nodeSelector"}, pod.node_selector);
   pod.required_node_terms = decode_required_node_terms(reader, spec, spec_path);
   pod.tolerations = decode_list<Toleration>(reader, JsonReader::member(spec, "tolerations"),
                                             JsonPath{&spec_path, "tolerations"}, decode_toleration);
   pod.node_name = reader.string(JsonReader::member(spec, "nodeName"), JsonPath{&spec_path, "nodeName"});
-  pod.resource_claims = decode_list<PodResourceClaim>(reader, JsonReader::member(spec, "resourceClaims"),
-                                                      JsonPath{&spec_path, "resourceClaims"},
-                                                      decode_pod_resource_claim);
+  pod.resource_claims =
+      decode_list<PodResourceClaim>(reader, JsonReader::member(spec, "resourceClaims"),
+                                    JsonPath{&spec_path, "resourceClaims"}, decode_pod_resource_claim);
   return pod;
 }
 
-void decode_object_meta(JsonReader& reader, const Value& object, const JsonPath& path,
-                        WorkloadView& out) {
+void decode_object_meta(JsonReader& reader, const Value& object, const JsonPath& path, WorkloadView& out) {
   const JsonPath meta_path{&path, "metadata"};
   const Value* meta = reader.object(JsonReader::member(&object, "metadata"), meta_path);
-  out.namespace_name =
-      reader.string(JsonReader::member(meta, "namespace"), JsonPath{&meta_path, "namespace"});
+  out.namespace_name = reader.string(JsonReader::member(meta, "namespace"), JsonPath{&meta_path, "namespace"});
   out.name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
   if (out.name.empty()) {
-    const std::string generate = reader.string(JsonReader::member(meta, "generateName"),
-                                               JsonPath{&meta_path, "generateName"});
+    const std::string generate =
+        reader.string(JsonReader::member(meta, "generateName"), JsonPath{&meta_path, "generateName"});
     if (!generate.empty()) out.name = generate + "*";
   }
   reader.string_map(JsonReader::member(meta, "labels"), JsonPath{&meta_path, "labels"}, out.labels);
-  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"},
-                    out.annotations);
+  reader.string_map(JsonReader::member(meta, "annotations"), JsonPath{&meta_path, "annotations"}, out.annotations);
   // The controller owner (at most one reference has controller: true).
   const JsonPath owners_path{&meta_path, "ownerReferences"};
   reader.each(JsonReader::member(meta, "ownerReferences"), owners_path, [&](const Value& owner, const JsonPath& p) {
     if (reader.object(&owner, p) == nullptr) return;
     if (!reader.boolean(JsonReader::member(&owner, "controller"), JsonPath{&p, "controller"})) return;
-    const std::string api_version =
-        reader.string(JsonReader::member(&owner, "apiVersion"), JsonPath{&p, "apiVersion"});
+    const std::string api_version = reader.string(JsonReader::member(&owner, "apiVersion"), JsonPath{&p, "apiVersion"});
     const auto slash = api_version.find('/');
     out.owner.api_group = slash == std::string::npos ? "" : api_version.substr(0, slash);
     out.owner.kind = reader.string(JsonReader::member(&owner, "kind"), JsonPath{&p, "kind"});
@@ -299,27 +310,23 @@ void decode_object_meta(JsonReader& reader, const Value& object, const JsonPath&
   });
 }
 
-std::optional<LabelSelector> decode_label_selector(JsonReader& reader, const Value* value,
-                                                   const JsonPath& path) {
+std::optional<LabelSelector> decode_label_selector(JsonReader& reader, const Value* value, const JsonPath& path) {
   const Value* selector = reader.object(value, path);
   if (selector == nullptr) return std::nullopt;
   LabelSelector out;
-  reader.string_map(JsonReader::member(selector, "matchLabels"), JsonPath{&path, "matchLabels"},
-                    out.match_labels);
+  reader.string_map(JsonReader::member(selector, "matchLabels"), JsonPath{&path, "matchLabels"}, out.match_labels);
   out.match_expressions = decode_requirements(reader, JsonReader::member(selector, "matchExpressions"),
                                               JsonPath{&path, "matchExpressions"});
   return out;
 }
 
-DisruptionBudget decode_disruption_budget(JsonReader& reader, const Value& object,
-                                          const JsonPath& path) {
+DisruptionBudget decode_disruption_budget(JsonReader& reader, const Value& object, const JsonPath& path) {
   WorkloadView meta;
   decode_object_meta(reader, object, path, meta);
   const JsonPath spec_path{&path, "spec"};
   const Value* spec = reader.object(JsonReader::member(&object, "spec"), spec_path);
   return {meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
-          decode_label_selector(reader, JsonReader::member(spec, "selector"),
-                                JsonPath{&spec_path, "selector"})};
+          decode_label_selector(reader, JsonReader::member(spec, "selector"), JsonPath{&spec_path, "selector"})};
 }
 
 ResourceClaimInfo decode_resource_claim(JsonReader& reader, const Value& object, const JsonPath& path) {
@@ -329,8 +336,8 @@ ResourceClaimInfo decode_resource_claim(JsonReader& reader, const Value& object,
     const Value* k = JsonReader::member(&object, "kind");
     return k != nullptr && k->IsString() ? std::string(k->GetString(), k->GetStringLength()) : std::string();
   }();
-  ResourceClaimInfo out{meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
-                        kind == "ResourceClaimTemplate", {}};
+  ResourceClaimInfo out{
+      meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name, kind == "ResourceClaimTemplate", {}};
   // A template holds a claim spec under spec.spec; a claim under spec.
   const JsonPath spec_path{&path, "spec"};
   const Value* spec = reader.object(JsonReader::member(&object, "spec"), spec_path);
@@ -350,9 +357,8 @@ ResourceClaimInfo decode_resource_claim(JsonReader& reader, const Value& object,
     const JsonPath exactly_path{&p, "exactly"};
     add_class(reader.object(JsonReader::member(&request, "exactly"), exactly_path), exactly_path);
     const JsonPath first_path{&p, "firstAvailable"};
-    reader.each(JsonReader::member(&request, "firstAvailable"), first_path, [&](const Value& sub, const JsonPath& sp) {
-      add_class(reader.object(&sub, sp), sp);
-    });
+    reader.each(JsonReader::member(&request, "firstAvailable"), first_path,
+                [&](const Value& sub, const JsonPath& sp) { add_class(reader.object(&sub, sp), sp); });
   });
   return out;
 }

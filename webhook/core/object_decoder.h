@@ -3,9 +3,9 @@
 // Shared by the admission path, the cluster-state file and, later, the watch client and
 // the offline command. Type errors are reported through the JsonReader, never thrown.
 
-#include <string_view>
-
 #include <rapidjson/document.h>
+
+#include <string_view>
 
 #include "policies/cluster_view.h"
 #include "policies/pod_view.h"
@@ -14,20 +14,16 @@
 namespace kubegap {
 
 // decode_pod_template: a value shaped like a Pod or a PodTemplateSpec ({metadata, spec}).
-PodSpecView decode_pod_template(JsonReader& reader, const rapidjson::Value& value,
-                                const JsonPath& path);
+PodSpecView decode_pod_template(JsonReader& reader, const rapidjson::Value& value, const JsonPath& path);
 
 // decode_object_meta: metadata.namespace, name (or generateName), labels, annotations.
-void decode_object_meta(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
-                        WorkloadView& out);
+void decode_object_meta(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path, WorkloadView& out);
 
 // decode_label_selector: a metav1.LabelSelector; nullopt for a missing or null selector.
-std::optional<LabelSelector> decode_label_selector(JsonReader& reader,
-                                                   const rapidjson::Value* value,
+std::optional<LabelSelector> decode_label_selector(JsonReader& reader, const rapidjson::Value* value,
                                                    const JsonPath& path);
 
-DisruptionBudget decode_disruption_budget(JsonReader& reader, const rapidjson::Value& object,
-                                          const JsonPath& path);
+DisruptionBudget decode_disruption_budget(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path);
 // decode_resource_claim: a resource.k8s.io ResourceClaim or ResourceClaimTemplate (v1,
 // v1beta2: requests[].exactly.deviceClassName or firstAvailable[].deviceClassName;
 // v1beta1: requests[].deviceClassName).

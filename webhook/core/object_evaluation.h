@@ -6,11 +6,11 @@
 //                                        snapshot.get(), policy, "");
 //   if (!e.error.empty()) ...; for (const Finding& f : e.findings) ...
 
+#include <rapidjson/document.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "policies/cluster_view.h"
 #include "policies/evaluate.h"
@@ -26,7 +26,7 @@ struct ObjectEvaluation {
   WorkloadView object;
   std::vector<Finding> findings;
   std::vector<PartVerdict> parts;  // how each pod spec was classified
-  std::string error;  // a type error, with its JSON path; findings are empty then
+  std::string error;               // a type error, with its JSON path; findings are empty then
 };
 
 // evaluate_object: decodes `json` (an object of kind `row`) and evaluates its pod specs.

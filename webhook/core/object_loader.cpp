@@ -7,8 +7,9 @@ namespace {
 
 std::string string_member(const rapidjson::Value& object, const char* name) {
   const auto it = object.FindMember(name);
-  return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
-                                                          : std::string();
+  return it != object.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
 }
 
 const rapidjson::Value* object_member(const rapidjson::Value& object, const char* name) {

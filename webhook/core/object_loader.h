@@ -8,12 +8,12 @@
 //   for (const auto& o : loaded.objects) { ... o.kind, *o.json, o.field_line(error, root) ... }
 //   for (const auto& p : loaded.problems) std::cerr << p.text() << "\n";
 
+#include <rapidjson/document.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "webhook/core/errors.h"
 #include "webhook/core/yaml_json.h"

@@ -61,22 +61,24 @@ ControllerVolumes controller_volumes(JsonReader& reader, const Value& object, co
                                      const WorkloadKind& kind) {
   ControllerVolumes out;
   for (const auto& claims_path : kind.claim_templates) {
-    walk_template_path(reader, object, path, claims_path, [&](const Value& claim, const JsonPath& at, const std::string&) {
-      if (reader.object(&claim, at) == nullptr) return;
-      const JsonPath meta_path{&at, "metadata"};
-      const Value* meta = reader.object(JsonReader::member(&claim, "metadata"), meta_path);
-      std::string name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
-      if (!name.empty()) out.claims.insert(std::move(name));
-    });
+    walk_template_path(
+        reader, object, path, claims_path, [&](const Value& claim, const JsonPath& at, const std::string&) {
+          if (reader.object(&claim, at) == nullptr) return;
+          const JsonPath meta_path{&at, "metadata"};
+          const Value* meta = reader.object(JsonReader::member(&claim, "metadata"), meta_path);
+          std::string name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
+          if (!name.empty()) out.claims.insert(std::move(name));
+        });
   }
   for (const auto& volumes_path : kind.job_volumes) {
-    walk_template_path(reader, object, path, volumes_path, [&](const Value& volume, const JsonPath& at, const std::string&) {
-      if (reader.object(&volume, at) == nullptr) return;
-      std::string mount_path = reader.string(JsonReader::member(&volume, "mountPath"), JsonPath{&at, "mountPath"});
-      if (mount_path.empty()) return;
-      // The controller names the pod volume itself; any unique name serves here.
-      out.mounts.push_back({"job-volume-" + std::to_string(out.mounts.size()), std::move(mount_path), false});
-    });
+    walk_template_path(
+        reader, object, path, volumes_path, [&](const Value& volume, const JsonPath& at, const std::string&) {
+          if (reader.object(&volume, at) == nullptr) return;
+          std::string mount_path = reader.string(JsonReader::member(&volume, "mountPath"), JsonPath{&at, "mountPath"});
+          if (mount_path.empty()) return;
+          // The controller names the pod volume itself; any unique name serves here.
+          out.mounts.push_back({"job-volume-" + std::to_string(out.mounts.size()), std::move(mount_path), false});
+        });
   }
   return out;
 }
@@ -102,16 +104,16 @@ bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, 
     if (lower(role.part_label) != lower(label)) continue;
     if (role.writer_when.empty()) return true;
     bool writer = false;
-    walk_template_path(reader, object, path, role.writer_when, [&](const Value& v, const JsonPath&, const std::string&) {
-      writer = writer || (v.IsBool() && v.GetBool());
-    });
+    walk_template_path(
+        reader, object, path, role.writer_when,
+        [&](const Value& v, const JsonPath&, const std::string&) { writer = writer || (v.IsBool() && v.GetBool()); });
     return !writer;
   }
   return false;
 }
 
-void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path,
-                          const WorkloadKind& kind, WorkloadView& out) {
+void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                          WorkloadView& out) {
   const ControllerVolumes added = controller_volumes(reader, object, path, kind);
   for (const auto& entrypoint : kind.entrypoints) {
     walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {
@@ -120,14 +122,15 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
     });
   }
   for (const auto& location : kind.templates) {
-    walk_template_path(reader, object, path, location.path, [&](const Value& value, const JsonPath& at, const std::string& label) {
-      PodSpecView pod = decode_pod_template(reader, value, at);
-      add_controller_volumes(pod, added);
-      pod.part = render(location.part, label, out.name);
-      pod.coordinator = coordinator(reader, object, path, kind, label);
-      add_controller_labels(pod, kind, location, label, out.name);
-      out.pods.push_back(std::move(pod));
-    });
+    walk_template_path(reader, object, path, location.path,
+                       [&](const Value& value, const JsonPath& at, const std::string& label) {
+                         PodSpecView pod = decode_pod_template(reader, value, at);
+                         add_controller_volumes(pod, added);
+                         pod.part = render(location.part, label, out.name);
+                         pod.coordinator = coordinator(reader, object, path, kind, label);
+                         add_controller_labels(pod, kind, location, label, out.name);
+                         out.pods.push_back(std::move(pod));
+                       });
   }
 }
 

@@ -9,8 +9,8 @@
 
 #include <rapidjson/document.h>
 
-#include "policies/policy.h"
 #include "policies/pod_view.h"
+#include "policies/policy.h"
 #include "webhook/core/json_reader.h"
 #include "webhook/core/template_path.h"
 

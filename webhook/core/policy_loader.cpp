@@ -1,13 +1,12 @@
 #include "webhook/core/policy_loader.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "policies/checks.h"
-#include "webhook/core/template_path.h"
 #include "webhook/core/file_io.h"
+#include "webhook/core/template_path.h"
 #include "webhook/core/yaml_json.h"
-
-#include <algorithm>
 
 namespace kubegap {
 namespace {
@@ -136,7 +135,8 @@ class PolicyParser {
         if (name == "part") {
           role.part_label = scalar(entry.second, key + ".part");
         } else if (name == "role") {
-          if (scalar(entry.second, key + ".role") != "coordinator") fail(entry.second, key + ".role", "expected coordinator");
+          if (scalar(entry.second, key + ".role") != "coordinator")
+            fail(entry.second, key + ".role", "expected coordinator");
         } else if (name == "writerWhen") {
           role.writer_when = scalar(entry.second, key + ".writerWhen");
           if (const auto problem = validate_template_path(role.writer_when); !problem.empty()) {
@@ -160,7 +160,8 @@ class PolicyParser {
 
   WorkloadClass workload_class(const YAML::Node& value, const std::string& key) const {
     const auto parsed = parse_class(scalar(value, key));
-    if (!parsed) fail(value, key, "unknown class \"" + value.Scalar() + "\" (known: training, serving, auto, diagnostic)");
+    if (!parsed)
+      fail(value, key, "unknown class \"" + value.Scalar() + "\" (known: training, serving, auto, diagnostic)");
     return *parsed;
   }
 
@@ -182,7 +183,8 @@ class PolicyParser {
     for (const auto& entry : value) {
       const std::string id = check_id(entry.first, key);
       const std::string action = scalar(entry.second, dotted(key, id));
-      if (action != "warn" && action != "audit") fail(entry.second, dotted(key, id), "expected warn or audit, got \"" + action + "\"");
+      if (action != "warn" && action != "audit")
+        fail(entry.second, dotted(key, id), "expected warn or audit, got \"" + action + "\"");
       policy.check_actions[id] = action == "warn" ? CheckAction::kWarn : CheckAction::kAudit;
     }
   }
@@ -207,7 +209,7 @@ class PolicyParser {
   }
 
   std::vector<std::pair<std::string, std::string>> label_patterns(const YAML::Node& value,
-                                                                 const std::string& key) const {
+                                                                  const std::string& key) const {
     if (!value.IsMap()) fail(value, key, "expected a mapping of label key to value pattern");
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& entry : value) out.emplace_back(scalar(entry.first, key), scalar(entry.second, key, true));
@@ -239,7 +241,8 @@ class PolicyParser {
     const std::string key = "workloadKinds";
     if (!value.IsSequence()) fail(value, key, "expected a list of workload kinds");
     for (const auto& node : value) {
-      if (!node.IsMap()) fail(node, key, "expected a mapping (group, kind, class, operations, templates, podLabels, enabled)");
+      if (!node.IsMap())
+        fail(node, key, "expected a mapping (group, kind, class, operations, templates, podLabels, enabled)");
       WorkloadKind row;
       row.templates.clear();
       bool enabled = true, has_kind = false;
@@ -273,7 +276,8 @@ class PolicyParser {
             const auto& op = item.Scalar();
             if (op != "CREATE" && op != "UPDATE") fail(item, field, "expected CREATE or UPDATE, got \"" + op + "\"");
           }
-          if (row.operations.empty()) fail(v, field, "expected at least one of CREATE, UPDATE (use enabled: false to drop a kind)");
+          if (row.operations.empty())
+            fail(v, field, "expected at least one of CREATE, UPDATE (use enabled: false to drop a kind)");
         } else if (name == "templates") {
           if (!v.IsSequence()) fail(v, field, "expected a list of {path, part, podLabels}");
           for (const auto& item : v) row.templates.push_back(location(item, field));
@@ -284,15 +288,15 @@ class PolicyParser {
           row.skip_checks.clear();
           for (const auto& item : v) row.skip_checks.push_back(check_id(item, field));
         } else {
-          fail(entry.first, field, "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
-                          "entrypoints, roles, podLabels, skipChecks, enabled)");
+          fail(entry.first, field,
+               "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
+               "entrypoints, roles, podLabels, skipChecks, enabled)");
         }
       }
       if (!has_kind) fail(node, key, "every entry needs a kind");
       if (enabled && row.templates.empty()) fail(node, key, "kind " + row.kind + " needs at least one template");
-      const auto same = std::find_if(rows.begin(), rows.end(), [&](const WorkloadKind& w) {
-        return w.group == row.group && w.kind == row.kind;
-      });
+      const auto same = std::find_if(rows.begin(), rows.end(),
+                                     [&](const WorkloadKind& w) { return w.group == row.group && w.kind == row.kind; });
       if (!enabled) {
         if (same != rows.end()) rows.erase(same);
       } else if (same != rows.end()) {

@@ -17,8 +17,8 @@ namespace {
 const WorkloadKind* workload_row(const AdmissionRequest& request, const Policy& policy) {
   if (!request.sub_resource.empty()) return nullptr;
   const WorkloadKind* row = policy.workload_kind(request.group, request.kind);
-  if (row == nullptr || std::find(row->operations.begin(), row->operations.end(), request.operation) ==
-                            row->operations.end()) {
+  if (row == nullptr ||
+      std::find(row->operations.begin(), row->operations.end(), request.operation) == row->operations.end()) {
     return nullptr;
   }
   return row;
@@ -34,7 +34,8 @@ AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<
       response.warnings.push_back(format_warning(*it));
       if (std::find(found.begin(), found.end(), it->check) == found.end()) found.push_back(it->check);
     }
-    response.audit_annotations.emplace(first->check, format_annotation(std::span<const Finding>(&*first, static_cast<std::size_t>(last - first))));
+    response.audit_annotations.emplace(
+        first->check, format_annotation(std::span<const Finding>(&*first, static_cast<std::size_t>(last - first))));
     first = last;
   }
   return response;
@@ -44,8 +45,7 @@ AdmissionResponse error_response(std::string_view reason) {
   AdmissionResponse response;
   // Bounded like every other annotation value: the reason can quote a hostile member name.
   response.audit_annotations.emplace(
-      "error", truncate_runes(sanitize_text("not evaluated: " + std::string(reason)),
-                              kMaxAnnotationValueBytes / 4));
+      "error", truncate_runes(sanitize_text("not evaluated: " + std::string(reason)), kMaxAnnotationValueBytes / 4));
   return response;
 }
 
@@ -88,8 +88,8 @@ ReviewResult ReviewHandler::handle(std::string_view body) const {
       response = to_response(evaluation.findings, result.found);
       // The class each part was judged as, and why: reviewers see why a check was quiet.
       if (std::string classes = describe_classes(evaluation.parts); !classes.empty()) {
-        response.audit_annotations.emplace(
-            "class", truncate_runes(sanitize_text(classes), kMaxAnnotationValueBytes / 4));
+        response.audit_annotations.emplace("class",
+                                           truncate_runes(sanitize_text(classes), kMaxAnnotationValueBytes / 4));
       }
       result.evaluated = true;
     }

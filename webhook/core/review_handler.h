@@ -23,17 +23,16 @@ struct ReviewResult {
   std::string namespace_name;
   std::string name;
   std::string operation;
-  bool evaluated = false;            // a pod spec was evaluated
-  std::vector<std::string> found;    // check ids with a warning
-  std::string error;                 // why the request was not an AdmissionReview / not evaluable
+  bool evaluated = false;          // a pod spec was evaluated
+  std::vector<std::string> found;  // check ids with a warning
+  std::string error;               // why the request was not an AdmissionReview / not evaluable
 };
 
 // ReviewHandler::handle: decodes the review, evaluates the object under the current
 // policy and cluster view, and encodes the AdmissionReview answer; never throws on the body.
 class ReviewHandler {
  public:
-  ReviewHandler(const PolicyStore& policies, const ClusterView& cluster)
-      : policies_(policies), cluster_(cluster) {}
+  ReviewHandler(const PolicyStore& policies, const ClusterView& cluster) : policies_(policies), cluster_(cluster) {}
 
   ReviewResult handle(std::string_view body) const;
 

@@ -15,8 +15,8 @@ bool bad_name(std::string_view s) {
 }
 
 // step: follows `rest` from `value`; `label` is the last labelled segment's label.
-void step(JsonReader& reader, const Value& value, std::string_view rest, const JsonPath& path,
-          const std::string& label, const TemplateVisitor& visit) {
+void step(JsonReader& reader, const Value& value, std::string_view rest, const JsonPath& path, const std::string& label,
+          const TemplateVisitor& visit) {
   if (!reader.ok()) return;
   if (rest.empty()) return visit(value, path, label);
   const auto dot = rest.find('.');

@@ -23,12 +23,12 @@
 //   walk_template_path(reader, object, root_path, "spec.tasks[name].template",
 //                      [&](const rapidjson::Value& v, const JsonPath& at, const std::string& label) {...});
 
+#include <rapidjson/document.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "webhook/core/json_reader.h"
 

@@ -1,5 +1,9 @@
 #include "webhook/core/yaml_json.h"
 
+#include <yaml-cpp/emitter.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -10,10 +14,6 @@
 #include <regex>
 #include <sstream>
 #include <unordered_set>
-
-#include <yaml-cpp/emitter.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/parser.h>
 
 namespace kubegap {
 namespace {
@@ -64,7 +64,6 @@ rapidjson::Value scalar_to_json(const YAML::Node& node, rapidjson::Document::All
   return rapidjson::Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a);
 }
 
-
 int line_of(const YAML::Node& node, const YamlConversion& conversion) {
   return conversion.line_offset + node.Mark().line + 1;
 }
@@ -82,7 +81,8 @@ void check_scalar_key(const YAML::Node& key, const YamlConversion& conversion) {
 
 void spend(YamlConversion& conversion, const YAML::Node& at) {
   if (conversion.budget == 0) {
-    throw ConversionError(line_of(at, conversion), "the YAML expands to too many nodes (cyclic or exponential aliases?)");
+    throw ConversionError(line_of(at, conversion),
+                          "the YAML expands to too many nodes (cyclic or exponential aliases?)");
   }
   --conversion.budget;
 }
@@ -107,7 +107,8 @@ MapEntries map_entries(const YAML::Node& map, YamlConversion& conversion, int de
     const YAML::Node& value = entry.second;
     if (value.IsMap()) {
       merged.push_back(value);
-    } else if (value.IsSequence() && std::all_of(value.begin(), value.end(), [](const YAML::Node& n) { return n.IsMap(); })) {
+    } else if (value.IsSequence() &&
+               std::all_of(value.begin(), value.end(), [](const YAML::Node& n) { return n.IsMap(); })) {
       for (const auto& element : value) merged.push_back(element);
     } else {
       throw ConversionError(line_of(entry.first, conversion),
@@ -370,17 +371,39 @@ class JsonDocumentBuilder {
                       YamlConversion& conversion)
       : document_(document), stream_(stream), begin_(begin), line_(conversion.line_offset + 1), recorder_(conversion) {}
 
-  bool Null() { return value([&] { return document_.json.Null(); }); }
-  bool Bool(bool b) { return value([&] { return document_.json.Bool(b); }); }
-  bool Int(int i) { return value([&] { return document_.json.Int(i); }); }
-  bool Uint(unsigned u) { return value([&] { return document_.json.Uint(u); }); }
-  bool Int64(std::int64_t i) { return value([&] { return document_.json.Int64(i); }); }
-  bool Uint64(std::uint64_t u) { return value([&] { return document_.json.Uint64(u); }); }
-  bool Double(double d) { return value([&] { return document_.json.Double(d); }); }
-  bool RawNumber(const Ch* s, SizeType n, bool copy) { return value([&] { return document_.json.RawNumber(s, n, copy); }); }
-  bool String(const Ch* s, SizeType n, bool copy) { return value([&] { return document_.json.String(s, n, copy); }); }
-  bool StartObject() { return open(false, [&] { return document_.json.StartObject(); }); }
-  bool StartArray() { return open(true, [&] { return document_.json.StartArray(); }); }
+  bool Null() {
+    return value([&] { return document_.json.Null(); });
+  }
+  bool Bool(bool b) {
+    return value([&] { return document_.json.Bool(b); });
+  }
+  bool Int(int i) {
+    return value([&] { return document_.json.Int(i); });
+  }
+  bool Uint(unsigned u) {
+    return value([&] { return document_.json.Uint(u); });
+  }
+  bool Int64(std::int64_t i) {
+    return value([&] { return document_.json.Int64(i); });
+  }
+  bool Uint64(std::uint64_t u) {
+    return value([&] { return document_.json.Uint64(u); });
+  }
+  bool Double(double d) {
+    return value([&] { return document_.json.Double(d); });
+  }
+  bool RawNumber(const Ch* s, SizeType n, bool copy) {
+    return value([&] { return document_.json.RawNumber(s, n, copy); });
+  }
+  bool String(const Ch* s, SizeType n, bool copy) {
+    return value([&] { return document_.json.String(s, n, copy); });
+  }
+  bool StartObject() {
+    return open(false, [&] { return document_.json.StartObject(); });
+  }
+  bool StartArray() {
+    return open(true, [&] { return document_.json.StartArray(); });
+  }
   bool Key(const Ch* s, SizeType n, bool copy) {
     Frame& parent = frames_.back();
     key_path_ = parent.recorded ? member_path(parent.path, std::string_view(s, n)) : std::string();
@@ -507,13 +530,11 @@ ParsedYaml parse_yaml_text(std::string_view text, const std::string& file) {
   return out;
 }
 
-
 std::vector<YamlDocument> load_yaml_documents(std::string_view text, const std::string& source) {
   ParsedYaml parsed = parse_yaml_text(text, source);
   if (!parsed.problems.empty()) throw ConfigError(parsed.problems.front().text());
   return std::move(parsed.documents);
 }
-
 
 namespace {
 
@@ -526,8 +547,8 @@ bool reads_as_other_type(const std::string& text) {
   if ((first >= '0' && first <= '9') || first == '-' || first == '+' || first == '.') return true;
   std::string lower;
   for (const char c : text) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  static const std::unordered_set<std::string> kWords = {"true", "false", "yes", "no", "on", "off",
-                                                         "y",    "n",     "null", "~"};
+  static const std::unordered_set<std::string> kWords = {"true", "false", "yes", "no",   "on",
+                                                         "off",  "y",     "n",   "null", "~"};
   return kWords.contains(lower);
 }
 

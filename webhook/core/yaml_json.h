@@ -8,14 +8,14 @@
 //   ParsedYaml parsed = parse_yaml_text(text, "policy.yaml");  // never throws on the text
 //   for (const YamlDocument& d : parsed.documents) { ... d.json, field_line(d.field_lines, "spec") ... }
 
+#include <rapidjson/document.h>
+#include <yaml-cpp/yaml.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <rapidjson/document.h>
-#include <yaml-cpp/yaml.h>
 
 #include "webhook/core/errors.h"
 

@@ -6,9 +6,9 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "webhook/kube/kube_client.h"
-#include "webhook/telemetry/logging.h"
 #include "webhook/kube/reflector.h"
 #include "webhook/kube/snapshot_publisher.h"
+#include "webhook/telemetry/logging.h"
 
 namespace kubegap {
 
@@ -20,9 +20,13 @@ namespace net = boost::asio;
 // short delay that folds a burst of events into one), rebuilding only the half that
 // changed; SnapshotPublisher hands it to reviews and frees the replaced ones.
 struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl> {
-  Impl(net::io_context& ioc, KubeEndpoint endpoint, Metrics& metrics_, WatcherOptions options_)
-      : strand(net::make_strand(ioc)), metrics(metrics_), options(options_), client(strand, std::move(endpoint)),
-        publish_timer(strand), publisher(std::make_shared<SnapshotPublisher>(strand)) {}
+  Impl(net::io_context& ioc, KubeEndpoint endpoint, Metrics& shared_metrics, WatcherOptions watcher_options)
+      : strand(net::make_strand(ioc)),
+        metrics(shared_metrics),
+        options(watcher_options),
+        client(strand, std::move(endpoint)),
+        publish_timer(strand),
+        publisher(std::make_shared<SnapshotPublisher>(strand)) {}
 
   net::strand<net::io_context::executor_type> strand;  // every member below lives on it
   Metrics& metrics;
@@ -35,11 +39,15 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
   bool stopped = false;
   bool budgets_dirty = false;  // changed since the last published snapshot
   bool nodes_dirty = false;
-  Reflector<DisruptionBudget> budgets{"poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets",
-                                      {decode_budget_object, budget_key}, client, metrics, options,
+  Reflector<DisruptionBudget> budgets{"poddisruptionbudgets",
+                                      "/apis/policy/v1/poddisruptionbudgets",
+                                      {decode_budget_object, budget_key},
+                                      client,
+                                      metrics,
+                                      options,
                                       [this] { changed(budgets_dirty); }};
-  Reflector<NodeInfo> nodes{"nodes", "/api/v1/nodes", {decode_node_object, node_key}, client, metrics, options,
-                            [this] { changed(nodes_dirty); }};
+  Reflector<NodeInfo> nodes{"nodes", "/api/v1/nodes", {decode_node_object, node_key},  client,
+                            metrics, options,         [this] { changed(nodes_dirty); }};
 
   void changed(bool& dirty) {
     dirty = true;
@@ -64,8 +72,8 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
       const auto previous = publisher->current();
       budget_half = budgets_dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store().values())
                                                : previous->shared_budgets();
-      node_half = nodes_dirty || !previous ? std::make_shared<const NodeSet>(nodes.store().values())
-                                           : previous->shared_nodes();
+      node_half =
+          nodes_dirty || !previous ? std::make_shared<const NodeSet>(nodes.store().values()) : previous->shared_nodes();
     }
     budgets_dirty = nodes_dirty = false;
     publisher->publish(std::make_shared<const ClusterSnapshot>(std::move(budget_half), std::move(node_half)));
@@ -106,8 +114,10 @@ ClusterWatcher::~ClusterWatcher() {
 
 void ClusterWatcher::start() {
   auto impl = impl_;
-  net::co_spawn(impl->strand, [impl]() -> net::awaitable<void> { co_await impl->budgets.run(); }, net::detached);
-  net::co_spawn(impl->strand, [impl]() -> net::awaitable<void> { co_await impl->nodes.run(); }, net::detached);
+  net::co_spawn(
+      impl->strand, [impl]() -> net::awaitable<void> { co_await impl->budgets.run(); }, net::detached);
+  net::co_spawn(
+      impl->strand, [impl]() -> net::awaitable<void> { co_await impl->nodes.run(); }, net::detached);
 }
 
 void ClusterWatcher::stop() {

@@ -14,24 +14,22 @@
 // timeout ends, 410 Gone -> relist, exponential backoff with jitter on errors.
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
-
 #include "policies/cluster_view.h"
 #include "webhook/kube/kube_config.h"
-#include "webhook/telemetry/metrics.h"
 #include "webhook/kube/reflector.h"
+#include "webhook/telemetry/metrics.h"
 
 namespace kubegap {
 
 class ClusterWatcher final : public ClusterView {
  public:
-  ClusterWatcher(boost::asio::io_context& ioc, KubeEndpoint endpoint, Metrics& metrics,
-                 WatcherOptions options = {});
+  ClusterWatcher(boost::asio::io_context& ioc, KubeEndpoint endpoint, Metrics& metrics, WatcherOptions options = {});
   ~ClusterWatcher() override;
 
   void start();

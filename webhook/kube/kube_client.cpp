@@ -1,16 +1,16 @@
 #include "webhook/kube/kube_client.h"
 
-#include <cctype>
-#include <exception>
-#include <optional>
+#include <openssl/ssl.h>
+#include <rapidjson/document.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
-#include <openssl/ssl.h>
-#include <rapidjson/document.h>
+#include <cctype>
+#include <exception>
+#include <optional>
 
 #include "webhook/core/errors.h"
 #include "webhook/core/json_reader.h"
@@ -104,7 +104,7 @@ KubeRequester requester_of(KubeClient& client) {
 
 KubeRequester fresh_client_requester(KubeExecutor executor, KubeEndpoint endpoint) {
   return [executor = std::move(executor), endpoint = std::move(endpoint)](http::verb verb, std::string target,
-                                                                         std::string body, std::size_t body_limit) {
+                                                                          std::string body, std::size_t body_limit) {
     return send_on_fresh_client(executor, endpoint, verb, std::move(target), std::move(body), body_limit);
   };
 }

@@ -11,15 +11,6 @@
 //   if (page.status != 200 && api_error(page).forbidden()) ...          // by status, never by text
 
 #include <array>
-#include <chrono>
-#include <cstddef>
-#include <functional>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -29,10 +20,18 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/verb.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/verb.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "webhook/kube/kube_config.h"
 
@@ -88,8 +87,8 @@ boost::asio::awaitable<std::pair<std::string, std::string_view>> read_streamed_b
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     // read_some, not read: read would wait for the whole chunk to fill.
-    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser,
-                                                  boost::asio::as_tuple(boost::asio::use_awaitable));
+    auto [ec, n] =
+        co_await http::async_read_some(stream, buffer, parser, boost::asio::as_tuple(boost::asio::use_awaitable));
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::end_of_stream) break;
     if (ec) co_return std::pair{ec.message(), std::string_view()};
@@ -130,7 +129,6 @@ class KubeClient {
                                             std::size_t body_limit);
   // watch: GET `target` and read the response's header; on error the string says why.
   boost::asio::awaitable<std::pair<std::string, std::unique_ptr<WatchResponse>>> watch(std::string target);
-
 
  private:
   boost::asio::awaitable<std::pair<std::string, std::shared_ptr<KubeStream>>> connect();

@@ -1,10 +1,10 @@
 #include "webhook/kube/kube_config.h"
 
-#include <cstdlib>
-#include <filesystem>
+#include <yaml-cpp/yaml.h>
 
 #include <boost/beast/core/detail/base64.hpp>
-#include <yaml-cpp/yaml.h>
+#include <cstdlib>
+#include <filesystem>
 
 #include "webhook/core/file_io.h"
 #include "webhook/core/yaml_json.h"
@@ -132,7 +132,8 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
   out.token = scalar(user, "token");
   if (const auto file = scalar(user, "tokenFile"); !file.empty()) out.token_file = resolve(file, path);
   if (out.client_cert_pem.empty() != out.client_key_pem.empty()) {
-    throw ConfigError(path + ": user " + user_name + " has a client certificate without a key, or a key without a certificate");
+    throw ConfigError(path + ": user " + user_name +
+                      " has a client certificate without a key, or a key without a certificate");
   }
   return out;
 } catch (const YAML::Exception& e) {

@@ -14,13 +14,13 @@ namespace kubegap {
 struct KubeEndpoint {
   std::string host;  // name or IP, without brackets
   std::string port = "443";
-  std::string ca_pem;              // empty: the system's trust store
+  std::string ca_pem;  // empty: the system's trust store
   bool insecure_skip_verify = false;
-  std::string client_cert_pem;     // client certificate authentication
+  std::string client_cert_pem;  // client certificate authentication
   std::string client_key_pem;
-  std::string token;               // a fixed bearer token
-  std::string token_file;          // or a file re-read on every connection (rotation)
-  std::string source;              // "in-cluster" or the kubeconfig path, for logs
+  std::string token;       // a fixed bearer token
+  std::string token_file;  // or a file re-read on every connection (rotation)
+  std::string source;      // "in-cluster" or the kubeconfig path, for logs
 
   // bearer_token: the current token; a projected service-account token is rotated by
   // the kubelet, so the file is read again each time. Empty when there is none.

@@ -11,21 +11,20 @@
 //   co_spawn(strand, nodes.run(), detached);   ...   nodes.stop();
 
 #include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <functional>
 #include <random>
 #include <string>
 #include <utility>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include "webhook/kube/kube_client.h"
+#include "webhook/kube/watch_stream.h"
 #include "webhook/telemetry/logging.h"
 #include "webhook/telemetry/metrics.h"
-#include "webhook/kube/watch_stream.h"
 
 namespace kubegap {
 
@@ -43,7 +42,8 @@ struct WatcherOptions {
 template <typename Random>
 std::chrono::milliseconds backoff_delay(const WatcherOptions& options, int failures, Random& random) {
   const auto exponent = std::min(failures, 16);
-  const auto ceiling = std::min<std::chrono::milliseconds>(options.backoff_cap, options.backoff_base * (1LL << exponent));
+  const auto ceiling =
+      std::min<std::chrono::milliseconds>(options.backoff_cap, options.backoff_base * (1LL << exponent));
   std::uniform_int_distribution<long long> spread(ceiling.count() / 2, ceiling.count());
   return std::chrono::milliseconds(spread(random));
 }
@@ -53,8 +53,14 @@ class Reflector {
  public:
   Reflector(const char* name, const char* path, ResourceStore<T> store, KubeClient& client, Metrics& metrics,
             const WatcherOptions& options, std::function<void()> on_change)
-      : name_(name), path_(path), store_(std::move(store)), client_(client), metrics_(metrics), options_(options),
-        on_change_(std::move(on_change)), random_(std::random_device{}()) {}
+      : name_(name),
+        path_(path),
+        store_(std::move(store)),
+        client_(client),
+        metrics_(metrics),
+        options_(options),
+        on_change_(std::move(on_change)),
+        random_(std::random_device{}()) {}
 
   const char* name() const { return name_; }
   const ResourceStore<T>& store() const { return store_; }
@@ -70,7 +76,9 @@ class Reflector {
 
  private:
   boost::asio::awaitable<bool> list(std::string& error);
-  boost::asio::awaitable<std::string> watch(bool& relist);
+  // watch: the error that ended the watch ("" when it timed out as asked); `relist` on
+  // 410 Gone, `unreadable` when an event could not be read (resuming would read it again).
+  boost::asio::awaitable<std::string> watch(bool& relist, bool& unreadable);
 
   const char* name_;  // for logs and metrics: "poddisruptionbudgets", "nodes"
   const char* path_;  // "/apis/policy/v1/poddisruptionbudgets"
@@ -82,7 +90,7 @@ class Reflector {
   std::mt19937 random_;
   bool listed_ = false;
   bool stopped_ = false;
-  WatchResponse* active_ = nullptr;  // the open watch, cancelled by stop()
+  WatchResponse* active_ = nullptr;             // the open watch, cancelled by stop()
   boost::asio::steady_timer* timer_ = nullptr;  // the backoff wait, cancelled by stop()
 };
 
@@ -115,7 +123,7 @@ boost::asio::awaitable<bool> Reflector<T>::list(std::string& error) {
 }
 
 template <typename T>
-boost::asio::awaitable<std::string> Reflector<T>::watch(bool& relist) {
+boost::asio::awaitable<std::string> Reflector<T>::watch(bool& relist, bool& unreadable) {
   const std::string target = std::string(path_) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
                              url_encode(store_.resource_version()) +
                              "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
@@ -147,14 +155,25 @@ boost::asio::awaitable<std::string> Reflector<T>::watch(bool& relist) {
       if (relist || !problem.empty()) return;
       std::string event_error;
       switch (store_.apply_event(line, &event_error)) {
-        case WatchResult::kChanged: changed = true; break;
-        case WatchResult::kUnchanged: break;  // e.g. a Node's status heartbeat
-        case WatchResult::kBookmark: break;
-        case WatchResult::kRelist: relist = true; break;
-        case WatchResult::kError: problem = "watch event: " + event_error; break;
+        case WatchResult::kChanged:
+          changed = true;
+          break;
+        case WatchResult::kUnchanged:  // e.g. a Node's status heartbeat
+        case WatchResult::kBookmark:
+          break;
+        case WatchResult::kRelist:
+          relist = true;
+          break;
+        case WatchResult::kError:
+          problem = "watch event: " + event_error;
+          unreadable = true;
+          break;
       }
     });
-    if (!fits) problem = "watch event larger than the line limit";
+    if (!fits) {
+      problem = "watch event larger than the line limit";
+      unreadable = true;
+    }
     if (changed) on_change_();
   }
   co_return problem;
@@ -177,15 +196,16 @@ boost::asio::awaitable<void> Reflector<T>::run() {
         listed_ = true;
         failures = 0;
         log_event(spdlog::level::info, "cluster view listed",
-                  {{"resource", name_}, {"objects", std::to_string(store_.size()), false},
+                  {{"resource", name_},
+                   {"objects", std::to_string(store_.size()), false},
                    {"resource_version", store_.resource_version()}});
         metrics_.cluster_synced(name_, store_.size());
         on_change_();
         continue;
       }
     } else {
-      bool relist = false;
-      error = co_await watch(relist);
+      bool relist = false, unreadable = false;
+      error = co_await watch(relist, unreadable);
       if (stopped_) break;
       metrics_.cluster_watch_restarted(name_);
       if (relist) {
@@ -200,7 +220,7 @@ boost::asio::awaitable<void> Reflector<T>::run() {
       }
       // An event we cannot read would come back on every resume from the same version:
       // list again instead (after the backoff below).
-      if (error.rfind("watch event", 0) == 0) listed_ = false;
+      if (unreadable) listed_ = false;
     }
     if (stopped_) break;
     metrics_.cluster_error(name_);

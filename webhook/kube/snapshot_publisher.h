@@ -12,13 +12,12 @@
 //   auto view = publisher->current();                                   // any thread
 
 #include <atomic>
-#include <chrono>
-#include <memory>
-#include <vector>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
+#include <memory>
+#include <vector>
 
 #include "policies/cluster_view.h"
 

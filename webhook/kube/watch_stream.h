@@ -7,14 +7,14 @@
 //   nodes.start_list(); nodes.add_list_page(body, continue_token); nodes.finish_list();
 //   splitter.feed(chunk, [&](std::string_view line) { nodes.apply_event(line); });
 
+#include <rapidjson/document.h>
+
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "policies/cluster_view.h"
 #include "webhook/core/json_reader.h"
@@ -37,12 +37,12 @@ class LineSplitter {
 };
 
 enum class WatchResult {
-  kChanged,   // ADDED, MODIFIED or DELETED changed the store
+  kChanged,    // ADDED, MODIFIED or DELETED changed the store
   kUnchanged,  // ADDED or MODIFIED with nothing the checks read changed (a Node's status
                // heartbeat, a PDB's status): the store and any snapshot stay as they are
-  kBookmark,  // only the resourceVersion moved
-  kRelist,    // 410 Gone / "too old resource version": list again
-  kError,     // a malformed event or an ERROR status other than 410
+  kBookmark,   // only the resourceVersion moved
+  kRelist,     // 410 Gone / "too old resource version": list again
+  kError,      // a malformed event or an ERROR status other than 410
 };
 
 // ResourceStore: the objects of one resource, keyed (namespace/name), with the

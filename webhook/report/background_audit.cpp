@@ -1,12 +1,11 @@
 #include "webhook/report/background_audit.h"
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <ctime>
-#include <exception>
-#include <set>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -14,9 +13,9 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include <ctime>
+#include <exception>
+#include <set>
 
 #include "webhook/core/json_reader.h"
 #include "webhook/kube/kube_client.h"
@@ -123,7 +122,8 @@ LeaderElector::Action LeaderElector::decide(const std::optional<LeaseRecord>& cu
     observed_at_ = now;
   }
   if (current->holder.empty() || current->holder == identity_) return Action::kUpdate;
-  const auto held_for = std::chrono::seconds(current->duration_seconds > 0 ? current->duration_seconds : duration_.count());
+  const auto held_for =
+      std::chrono::seconds(current->duration_seconds > 0 ? current->duration_seconds : duration_.count());
   return now - observed_at_ >= held_for ? Action::kUpdate : Action::kWait;
 }
 
@@ -172,12 +172,16 @@ ScanErrorWeight weigh_scan_errors(const ScanResult& result) {
 // is read from other threads). The lease loop and the audit loop are coroutines; when both
 // have ended (after stop()), the Lease is released and the stop's callbacks run.
 struct BackgroundAudit::Impl : std::enable_shared_from_this<BackgroundAudit::Impl> {
-  Impl(net::io_context& control, KubeRequester send_, const PolicyStore& policies_, Metrics& metrics_,
-       AuditOptions options_)
-      : strand(net::make_strand(control)), send(std::move(send_)), policies(policies_), metrics(metrics_),
-        options(std::move(options_)),
+  Impl(net::io_context& control, KubeRequester sender, const PolicyStore& policy_store, Metrics& shared_metrics,
+       AuditOptions audit_options)
+      : strand(net::make_strand(control)),
+        send(std::move(sender)),
+        policies(policy_store),
+        metrics(shared_metrics),
+        options(std::move(audit_options)),
         elector(options.identity.empty() ? default_identity() : options.identity, options.lease_duration),
-        lease_timer(strand), audit_timer(strand) {
+        lease_timer(strand),
+        audit_timer(strand) {
     const std::string collection =
         "/apis/coordination.k8s.io/v1/namespaces/" + url_encode(options.lease_namespace) + "/leases";
     lease_collection = collection;
@@ -197,8 +201,8 @@ struct BackgroundAudit::Impl : std::enable_shared_from_this<BackgroundAudit::Imp
   std::atomic<bool> leader{false};
   bool started = false;
   bool stopping = false;
-  bool finished = false;  // both loops ended and the Lease released
-  int running = 0;        // loops not yet ended
+  bool finished = false;            // both loops ended and the Lease released
+  int running = 0;                  // loops not yet ended
   std::optional<LeaseRecord> held;  // the record we last wrote (to release it)
   std::vector<std::function<void()>> on_stopped;
 
@@ -226,7 +230,7 @@ void BackgroundAudit::Impl::start() {
 
 void BackgroundAudit::Impl::spawn(net::awaitable<void> (Impl::*loop)()) {
   ++running;
-  net::co_spawn(strand, (this->*loop)(), [self = shared_from_this()](std::exception_ptr e) {
+  net::co_spawn(strand, (this->*loop)(), [self = shared_from_this()](const std::exception_ptr& e) {
     if (e) {
       try {
         std::rethrow_exception(e);
@@ -256,7 +260,7 @@ void BackgroundAudit::Impl::loop_ended() {
   if (--running > 0) return;
   // Both loops have ended: no request of a run is in flight any more, so the Lease can go
   // without another replica's reports crossing ours.
-  net::co_spawn(strand, release(), [self = shared_from_this()](std::exception_ptr) {
+  net::co_spawn(strand, release(), [self = shared_from_this()](const std::exception_ptr&) {
     self->finished = true;
     for (auto& callback : std::exchange(self->on_stopped, {})) callback();
   });
@@ -322,8 +326,8 @@ net::awaitable<void> BackgroundAudit::Impl::lease_loop() {
     if (!lead) held.reset();
     metrics.audit_leader(lead);
     if (changed) {
-      log_event(spdlog::level::info, lead ? "background audit: leading (this replica writes the reports)"
-                                          : "background audit: not leading",
+      log_event(spdlog::level::info,
+                lead ? "background audit: leading (this replica writes the reports)" : "background audit: not leading",
                 {{"identity", elector.identity()}, {"lease", options.lease_namespace + "/" + options.lease_name}});
       audit_timer.cancel();  // a new leader runs at once; one that lost the Lease stops waiting to
     }
@@ -414,9 +418,9 @@ net::awaitable<bool> BackgroundAudit::Impl::write_reports(const CheckReport& rep
   const auto flavour = options.flavour;
   const std::string api = "/apis/" + std::string(report_api_version(flavour));
   const auto collection = [&](const std::string& namespace_name) {
-    return namespace_name.empty() ? api + "/" + std::string(report_resource(flavour, true))
-                                  : api + "/namespaces/" + url_encode(namespace_name) + "/" +
-                                        std::string(report_resource(flavour, false));
+    return namespace_name.empty()
+               ? api + "/" + std::string(report_resource(flavour, true))
+               : api + "/namespaces/" + url_encode(namespace_name) + "/" + std::string(report_resource(flavour, false));
   };
   // Each request first asks whether the audit is stopping: a stopped run ends at its next
   // request, so the Lease is released promptly (what is not written now is next run's).
@@ -439,7 +443,8 @@ net::awaitable<bool> BackgroundAudit::Impl::write_reports(const CheckReport& rep
       rapidjson::Document current, next;
       current.Parse(existing.body.data(), existing.body.size());
       next.Parse(doc.json.data(), doc.json.size());
-      const std::string version = JsonReader::string_member(JsonReader::member(&current, "metadata"), "resourceVersion");
+      const std::string version =
+          JsonReader::string_member(JsonReader::member(&current, "metadata"), "resourceVersion");
       next["metadata"].AddMember("resourceVersion", rapidjson::Value(version.c_str(), next.GetAllocator()),
                                  next.GetAllocator());
       if (stopping) co_return false;
@@ -449,7 +454,8 @@ net::awaitable<bool> BackgroundAudit::Impl::write_reports(const CheckReport& rep
     }
     if (!wrote.error.empty() || (wrote.status != 200 && wrote.status != 201)) {
       log_event(spdlog::level::warn, "background audit: report not written",
-                {{"report", item}, {"error", describe(wrote)},
+                {{"report", item},
+                 {"error", describe(wrote)},
                  {"hint", wrote.status == 404 ? "is the PolicyReport CRD installed?" : "see the error"}});
       if (wrote.status == 404) co_return true;  // the kind is not served: nothing else can be written
     }
@@ -467,7 +473,8 @@ net::awaitable<bool> BackgroundAudit::Impl::write_reports(const CheckReport& rep
     if (items == nullptr || !items->IsArray()) continue;
     for (const auto& it : items->GetArray()) {
       const rapidjson::Value* meta = JsonReader::member(&it, "metadata");
-      const std::string name = JsonReader::string_member(meta, "name"), namespace_name = JsonReader::string_member(meta, "namespace");
+      const std::string name = JsonReader::string_member(meta, "name"),
+                        namespace_name = JsonReader::string_member(meta, "namespace");
       if (name != kReportName || wanted.contains(namespace_name)) continue;
       if (stopping) co_return false;
       const KubeResponse deleted = co_await send_counted(http_verb::delete_, collection(namespace_name) + "/" + name);
@@ -490,7 +497,14 @@ BackgroundAudit::BackgroundAudit(net::io_context& control, KubeRequester send, c
                                  Metrics& metrics, AuditOptions options)
     : impl_(std::make_shared<Impl>(control, std::move(send), policies, metrics, std::move(options))) {}
 
-BackgroundAudit::~BackgroundAudit() { stop(); }
+BackgroundAudit::~BackgroundAudit() {
+  // stop() only posts to the control loop; a post throws only when allocation fails, and a
+  // destructor must not throw: the loops then end with the control loop.
+  try {
+    stop();
+  } catch (...) {  // nothing better to do in a destructor
+  }
+}
 
 void BackgroundAudit::start() {
   impl_->metrics.audit_enabled();

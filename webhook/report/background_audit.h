@@ -17,6 +17,12 @@
 // leaderelection rules), the lease and report bodies, and weigh_scan_errors; the
 // coroutines are tested against scripted API answers (a KubeRequester).
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -27,13 +33,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
 
 #include "webhook/core/errors.h"
 #include "webhook/core/policy_store.h"

@@ -1,19 +1,19 @@
 #include "webhook/report/cluster_scan.h"
 
+#include <rapidjson/document.h>
+
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <exception>
 #include <optional>
 #include <utility>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
-#include <rapidjson/document.h>
-
 #include "webhook/core/json_reader.h"
-#include "webhook/kube/kube_client.h"
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/object_evaluation.h"
+#include "webhook/kube/kube_client.h"
 #include "webhook/kube/watch_stream.h"
 
 namespace kubegap {
@@ -142,7 +142,8 @@ std::vector<ScanResource> scan_targets(const std::vector<ScanResource>& resource
       if (r.group != row.group || r.kind != row.kind) continue;
       if (r.group.empty() && r.kind == "Pod") {
         pods = &r;
-      } else if (std::none_of(out.begin(), out.end(), [&](const ScanResource& o) { return o.resource == r.resource && o.group == r.group; })) {
+      } else if (std::none_of(out.begin(), out.end(),
+                              [&](const ScanResource& o) { return o.resource == r.resource && o.group == r.group; })) {
         out.push_back(r);
       }
     }
@@ -159,8 +160,8 @@ std::optional<ListPage> ScanAccumulator::add_page(const ScanResource& resource, 
     ObjectEvaluation evaluation =
         evaluate_object(item, resource.kind, *row, "default", cluster_, policy_, cluster_unavailable_, cluster_);
     if (!evaluation.error.empty()) {
-      report_.errors.push_back({resource.list_path(evaluation.object.namespace_name) + "/" + evaluation.object.name, 0,
-                                evaluation.error});
+      report_.errors.push_back(
+          {resource.list_path(evaluation.object.namespace_name) + "/" + evaluation.object.name, 0, evaluation.error});
       error_statuses_.push_back(0);
       return;
     }
@@ -300,7 +301,8 @@ struct Scan {
       }
     }
     for (const auto& group : wanted) {
-      const auto gv = std::find_if(groups->begin(), groups->end(), [&](const APIGroupVersion& g) { return g.group == group; });
+      const auto gv =
+          std::find_if(groups->begin(), groups->end(), [&](const APIGroupVersion& g) { return g.group == group; });
       if (gv == groups->end()) continue;  // not installed: skipped, not an error
       const std::string path = "/apis/" + gv->group + "/" + gv->version;
       Fetched fetched = co_await get(path);
@@ -373,11 +375,10 @@ CheckReport scan_cluster(const KubeEndpoint& endpoint, const ScanOptions& option
   KubeClient client(strand, endpoint);
   std::optional<ScanResult> result;
   std::exception_ptr failure;
-  net::co_spawn(strand, scan_cluster(requester_of(client), options, policy),
-                [&](std::exception_ptr e, ScanResult r) {
-                  failure = e;
-                  result = std::move(r);
-                });
+  net::co_spawn(strand, scan_cluster(requester_of(client), options, policy), [&](std::exception_ptr e, ScanResult r) {
+    failure = std::move(e);
+    result = std::move(r);
+  });
   ioc.run();
   if (failure) std::rethrow_exception(failure);
   if (stats != nullptr) *stats = result->stats;

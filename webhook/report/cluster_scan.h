@@ -15,6 +15,7 @@
 // I/O around them: one coroutine, which the CLI runs on an event loop of its own and the
 // background audit on the control loop.
 
+#include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -23,8 +24,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"

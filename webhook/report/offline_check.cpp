@@ -1,5 +1,8 @@
 #include "webhook/report/offline_check.h"
 
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -7,17 +10,14 @@
 #include <sstream>
 #include <unordered_map>
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-
 #include "policies/checks.h"
 #include "policies/text.h"
 #include "webhook/core/build_info.h"
 #include "webhook/core/case_library.h"
+#include "webhook/core/file_io.h"
 #include "webhook/core/json_reader.h"
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/object_evaluation.h"
-#include "webhook/core/file_io.h"
 #include "webhook/core/object_loader.h"
 
 namespace kubegap {
@@ -162,8 +162,8 @@ void order_by_file(std::vector<InputProblem>& problems, const std::vector<std::s
 std::size_t CheckReport::finding_count() const {
   std::size_t count = 0;
   for (const auto& o : objects) {
-    count += static_cast<std::size_t>(std::count_if(o.findings.begin(), o.findings.end(),
-                                                    [](const Finding& f) { return warns(f); }));
+    count += static_cast<std::size_t>(
+        std::count_if(o.findings.begin(), o.findings.end(), [](const Finding& f) { return warns(f); }));
   }
   return count;
 }
@@ -188,8 +188,9 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
     }
   }
   if (reader.loaded.objects.empty() && report.errors.empty()) {
-    report.errors.push_back({"", 0, "no Kubernetes objects found in " + std::to_string(path_count) + " path(s)" +
-                                        (report.notes.empty() ? "" : ": " + report.notes.front())});
+    report.errors.push_back({"", 0,
+                             "no Kubernetes objects found in " + std::to_string(path_count) + " path(s)" +
+                                 (report.notes.empty() ? "" : ": " + report.notes.front())});
   }
 
   // The cluster view: the PodDisruptionBudgets and Nodes that travel with the workloads.
@@ -216,7 +217,8 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
       StringMap data;
       json_reader.string_map(JsonReader::member(input->json, "data"), JsonPath{&root, "data"}, data);
       if (json_reader.ok()) {
-        config_maps.push_back({meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name, std::move(data)});
+        config_maps.push_back(
+            {meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name, std::move(data)});
       }
     }
     if (!json_reader.ok()) object_error(*input, json_reader.error());
@@ -238,17 +240,16 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
       }
       continue;
     }
-    ObjectEvaluation evaluation = evaluate_object(*input->json, input->kind, *row, "default",
-                                                  have_view ? &snapshot : nullptr, policy,
-                                                  "no PodDisruptionBudgets or Nodes in the input", &snapshot);
+    ObjectEvaluation evaluation =
+        evaluate_object(*input->json, input->kind, *row, "default", have_view ? &snapshot : nullptr, policy,
+                        "no PodDisruptionBudgets or Nodes in the input", &snapshot);
     if (!evaluation.error.empty()) {  // this object only: the others are still evaluated
       object_error(*input, evaluation.error);
       continue;
     }
     report.objects.push_back({input->file, input->line, input->api_version, input->kind,
-                              evaluation.object.namespace_name, evaluation.object.name,
-                              std::move(evaluation.findings), std::move(evaluation.parts),
-                              meta_of(*input->json, "uid")});
+                              evaluation.object.namespace_name, evaluation.object.name, std::move(evaluation.findings),
+                              std::move(evaluation.parts), meta_of(*input->json, "uid")});
   }
   order_by_file(report.errors, reader.files);
   return report;

@@ -20,7 +20,7 @@ struct CheckedObject {
   std::string file;
   int line = 0;
   std::string api_version, kind, namespace_name, name;
-  std::vector<Finding> findings;  // every outcome: findings, exempt, not evaluated
+  std::vector<Finding> findings;   // every outcome: findings, exempt, not evaluated
   std::vector<PartVerdict> parts;  // how each part was classified (--explain, json)
   std::string uid;                 // metadata.uid when known (`scan`; PolicyReport resources)
 };
@@ -39,7 +39,7 @@ struct CheckReport {
   // each costs only its own object or document, never the report.
   std::vector<InputProblem> errors;
   std::size_t budgets = 0, nodes = 0;  // the cluster view found in the input
-  bool live_view = false;  // `scan`: the view was listed from the API server (empty or not)
+  bool live_view = false;              // `scan`: the view was listed from the API server (empty or not)
   std::size_t finding_count() const;
 };
 

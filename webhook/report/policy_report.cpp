@@ -1,10 +1,10 @@
 #include "webhook/report/policy_report.h"
 
-#include <algorithm>
-#include <map>
-
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <map>
 
 #include "policies/checks.h"
 #include "policies/text.h"
@@ -69,7 +69,8 @@ void write_result(Writer& w, const CheckedObject& object, const CheckDefinition&
   member(w, "message", r.message);
   w.Key("properties");  // map[string]string in both schemas
   w.StartObject();
-  const std::vector<std::string>& cases = r.finding != nullptr && !r.finding->cases.empty() ? r.finding->cases : check.cases;
+  const std::vector<std::string>& cases =
+      r.finding != nullptr && !r.finding->cases.empty() ? r.finding->cases : check.cases;
   member(w, "cases", join(cases, ","));
   if (r.finding != nullptr && !r.finding->parts.empty()) member(w, "parts", join(r.finding->parts, ", "));
   if (r.finding != nullptr && !r.finding->remedy.empty()) member(w, "fix", sanitize_text(r.finding->remedy));
@@ -128,8 +129,13 @@ std::vector<PolicyReportObject> build_policy_reports(const CheckReport& report, 
   std::vector<PolicyReportObject> out;
   for (const auto& [namespace_name, objects] : by_namespace) {
     const bool cluster_scoped = namespace_name.empty();
-    PolicyReportObject doc{namespace_name, std::string(report_api_version(flavour)),
-                           std::string(report_kind(flavour, cluster_scoped)), "", 0, 0, 0};
+    PolicyReportObject doc{namespace_name,
+                           std::string(report_api_version(flavour)),
+                           std::string(report_kind(flavour, cluster_scoped)),
+                           "",
+                           0,
+                           0,
+                           0};
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
     w.StartObject();
@@ -160,11 +166,16 @@ std::vector<PolicyReportObject> build_policy_reports(const CheckReport& report, 
     w.EndArray();
     w.Key("summary");
     w.StartObject();
-    w.Key("pass"); w.Uint64(doc.pass);
-    w.Key("fail"); w.Uint64(doc.fail);
-    w.Key("warn"); w.Uint64(0);
-    w.Key("error"); w.Uint64(0);
-    w.Key("skip"); w.Uint64(doc.skip);
+    w.Key("pass");
+    w.Uint64(doc.pass);
+    w.Key("fail");
+    w.Uint64(doc.fail);
+    w.Key("warn");
+    w.Uint64(0);
+    w.Key("error");
+    w.Uint64(0);
+    w.Key("skip");
+    w.Uint64(doc.skip);
     w.EndObject();
     w.EndObject();
     doc.json.assign(buffer.GetString(), buffer.GetSize());

@@ -1,12 +1,12 @@
 #include "webhook/report/report_render.h"
 
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
 #include <algorithm>
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
-
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
 
 #include "policies/checks.h"
 #include "policies/text.h"
@@ -17,16 +17,18 @@ namespace kubegap {
 namespace {
 
 // where: "file:line"; the file alone for line 0 (an object read from the API server by `scan`).
-std::string where(const std::string& file, int line) {
-  return line > 0 ? file + ":" + std::to_string(line) : file;
-}
+std::string where(const std::string& file, int line) { return line > 0 ? file + ":" + std::to_string(line) : file; }
 
 const char* outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kFinding: return "finding";
-    case Outcome::kExempt: return "exempt";
-    case Outcome::kNotEvaluated: return "not-evaluated";
-    case Outcome::kNote: return "note";
+    case Outcome::kFinding:
+      return "finding";
+    case Outcome::kExempt:
+      return "exempt";
+    case Outcome::kNotEvaluated:
+      return "not-evaluated";
+    case Outcome::kNote:
+      return "note";
   }
   return "finding";
 }
@@ -55,10 +57,14 @@ void write(Writer& w, std::string_view text) {
 // write_origin: where an object came from and its type (checked or skipped alike).
 template <typename Writer, typename Object>
 void write_origin(Writer& w, const Object& o) {
-  w.Key("file"); write(w, o.file);
-  w.Key("line"); w.Int(o.line);
-  w.Key("apiVersion"); write(w, o.api_version);
-  w.Key("kind"); write(w, o.kind);
+  w.Key("file");
+  write(w, o.file);
+  w.Key("line");
+  w.Int(o.line);
+  w.Key("apiVersion");
+  write(w, o.api_version);
+  w.Key("kind");
+  write(w, o.kind);
 }
 
 // write_locations: SARIF `locations` holding the one physicalLocation file:line (the
@@ -71,10 +77,16 @@ void write_locations(Writer& w, const std::string& file, int line) {
   w.Key("physicalLocation");
   w.StartObject();
   w.Key("artifactLocation");
-  w.StartObject(); w.Key("uri"); write(w, file); w.EndObject();
+  w.StartObject();
+  w.Key("uri");
+  write(w, file);
+  w.EndObject();
   if (line > 0) {
     w.Key("region");
-    w.StartObject(); w.Key("startLine"); w.Int(line); w.EndObject();
+    w.StartObject();
+    w.Key("startLine");
+    w.Int(line);
+    w.EndObject();
   }
   w.EndObject();
   w.EndObject();
@@ -85,9 +97,13 @@ void write_locations(Writer& w, const std::string& file, int line) {
 template <typename Writer>
 void write_notification(Writer& w, const char* level, const std::string& text, const std::string& file, int line) {
   w.StartObject();
-  w.Key("level"); write(w, level);
+  w.Key("level");
+  write(w, level);
   w.Key("message");
-  w.StartObject(); w.Key("text"); write(w, text); w.EndObject();
+  w.StartObject();
+  w.Key("text");
+  write(w, text);
+  w.EndObject();
   if (!file.empty()) write_locations(w, file, line);
   w.EndObject();
 }
@@ -100,7 +116,8 @@ void write_invocation(Writer& w, const CheckReport& report) {
   w.Key("invocations");
   w.StartArray();
   w.StartObject();
-  w.Key("executionSuccessful"); w.Bool(report.errors.empty());
+  w.Key("executionSuccessful");
+  w.Bool(report.errors.empty());
   w.Key("toolExecutionNotifications");
   w.StartArray();
   for (const auto& e : report.errors) write_notification(w, "error", e.message, e.file, e.line);
@@ -179,7 +196,8 @@ std::string render_text(const CheckReport& report, const TextOptions& options) {
   // ConfigMaps, ...): one line says so, unless they are asked for one by one.
   if (options.show_skipped) {
     for (const auto& s : report.skipped) {
-      out << "skipped " << s.kind << " " << s.name << " (" << where(s.file, s.line) << "): not a kind kubegap evaluates\n";
+      out << "skipped " << s.kind << " " << s.name << " (" << where(s.file, s.line)
+          << "): not a kind kubegap evaluates\n";
     }
   } else if (!report.skipped.empty()) {
     out << paint(kDim, "skipped " + std::to_string(report.skipped.size()) +
@@ -198,6 +216,40 @@ std::string render_text(const CheckReport& report, const TextOptions& options) {
   return out.str();
 }
 
+// write_json_finding: one finding of an object in the JSON report.
+template <typename Writer, typename F>
+void write_json_finding(Writer& w, const F& f) {
+  w.StartObject();
+  w.Key("check");
+  write(w, f.check);
+  w.Key("outcome");
+  write(w, outcome_name(f.outcome));
+  w.Key("message");
+  write(w, warns(f) ? format_warning(f) : std::string());
+  w.Key("action");
+  write(w, f.audit_only ? "audit" : "warn");
+  w.Key("reason");
+  write(w, format_annotation(f));
+  w.Key("remedy");
+  write(w, sanitize_text(f.remedy));
+  w.Key("parts");
+  w.StartArray();
+  for (const auto& p : f.parts) write(w, p);
+  w.EndArray();
+  w.Key("cases");
+  w.StartArray();
+  for (const auto& id : f.cases) {
+    w.StartObject();
+    w.Key("id");
+    write(w, id);
+    w.Key("url");
+    write(w, first_source(id));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 std::string render_json(const CheckReport& report) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
@@ -213,44 +265,28 @@ std::string render_json(const CheckReport& report) {
   for (const auto& o : report.objects) {
     w.StartObject();
     write_origin(w, o);
-    w.Key("namespace"); write(w, o.namespace_name);
-    w.Key("name"); write(w, o.name);
+    w.Key("namespace");
+    write(w, o.namespace_name);
+    w.Key("name");
+    write(w, o.name);
     w.Key("classes");  // how each part was judged, and why (as `check --explain`)
     w.StartArray();
     for (const auto& p : o.parts) {
       w.StartObject();
-      w.Key("part"); write(w, p.part);
-      w.Key("class"); write(w, p.evaluated ? class_name(p.workload_class) : std::string_view("not-evaluated"));
-      w.Key("coordinator"); w.Bool(p.coordinator);
-      w.Key("why"); write(w, p.why);
+      w.Key("part");
+      write(w, p.part);
+      w.Key("class");
+      write(w, p.evaluated ? class_name(p.workload_class) : std::string_view("not-evaluated"));
+      w.Key("coordinator");
+      w.Bool(p.coordinator);
+      w.Key("why");
+      write(w, p.why);
       w.EndObject();
     }
     w.EndArray();
     w.Key("findings");
     w.StartArray();
-    for (const auto& f : o.findings) {
-      w.StartObject();
-      w.Key("check"); write(w, f.check);
-      w.Key("outcome"); write(w, outcome_name(f.outcome));
-      w.Key("message"); write(w, warns(f) ? format_warning(f) : std::string());
-      w.Key("action"); write(w, f.audit_only ? "audit" : "warn");
-      w.Key("reason"); write(w, format_annotation(f));
-      w.Key("remedy"); write(w, sanitize_text(f.remedy));
-      w.Key("parts");
-      w.StartArray();
-      for (const auto& p : f.parts) write(w, p);
-      w.EndArray();
-      w.Key("cases");
-      w.StartArray();
-      for (const auto& id : f.cases) {
-        w.StartObject();
-        w.Key("id"); write(w, id);
-        w.Key("url"); write(w, first_source(id));
-        w.EndObject();
-      }
-      w.EndArray();
-      w.EndObject();
-    }
+    for (const auto& f : o.findings) write_json_finding(w, f);
     w.EndArray();
     w.EndObject();
   }
@@ -260,7 +296,8 @@ std::string render_json(const CheckReport& report) {
   for (const auto& s : report.skipped) {
     w.StartObject();
     write_origin(w, s);
-    w.Key("name"); write(w, s.name);
+    w.Key("name");
+    write(w, s.name);
     w.EndObject();
   }
   w.EndArray();
@@ -268,9 +305,12 @@ std::string render_json(const CheckReport& report) {
   w.StartArray();
   for (const auto& e : report.errors) {
     w.StartObject();
-    w.Key("file"); write(w, e.file);
-    w.Key("line"); w.Int(e.line);
-    w.Key("message"); write(w, e.message);
+    w.Key("file");
+    write(w, e.file);
+    w.Key("line");
+    w.Int(e.line);
+    w.Key("message");
+    write(w, e.message);
     w.EndObject();
   }
   w.EndArray();
@@ -280,11 +320,16 @@ std::string render_json(const CheckReport& report) {
   w.EndArray();
   w.Key("summary");
   w.StartObject();
-  w.Key("objects"); w.Uint64(report.objects.size());
-  w.Key("findings"); w.Uint64(report.finding_count());
-  w.Key("errors"); w.Uint64(report.errors.size());
-  w.Key("podDisruptionBudgets"); w.Uint64(report.budgets);
-  w.Key("nodes"); w.Uint64(report.nodes);
+  w.Key("objects");
+  w.Uint64(report.objects.size());
+  w.Key("findings");
+  w.Uint64(report.finding_count());
+  w.Key("errors");
+  w.Uint64(report.errors.size());
+  w.Key("podDisruptionBudgets");
+  w.Uint64(report.budgets);
+  w.Key("nodes");
+  w.Uint64(report.nodes);
   w.EndObject();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
@@ -294,8 +339,10 @@ std::string render_sarif(const CheckReport& report) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
-  w.Key("$schema"); write(w, "https://json.schemastore.org/sarif-2.1.0.json");
-  w.Key("version"); write(w, "2.1.0");
+  w.Key("$schema");
+  write(w, "https://json.schemastore.org/sarif-2.1.0.json");
+  w.Key("version");
+  write(w, "2.1.0");
   w.Key("runs");
   w.StartArray();
   w.StartObject();
@@ -303,20 +350,33 @@ std::string render_sarif(const CheckReport& report) {
   w.StartObject();
   w.Key("driver");
   w.StartObject();
-  w.Key("name"); write(w, "kubegap");
-  w.Key("version"); write(w, kVersion);
+  w.Key("name");
+  write(w, "kubegap");
+  w.Key("version");
+  write(w, kVersion);
   w.Key("rules");
   w.StartArray();
   for (const auto& check : check_registry()) {
     w.StartObject();
-    w.Key("id"); write(w, check.id);
+    w.Key("id");
+    write(w, check.id);
     w.Key("shortDescription");
-    w.StartObject(); w.Key("text"); write(w, check.summary); w.EndObject();
+    w.StartObject();
+    w.Key("text");
+    write(w, check.summary);
+    w.EndObject();
     w.Key("help");
-    w.StartObject(); w.Key("text"); write(w, "Fix: " + std::string(check.remedy)); w.EndObject();
-    w.Key("helpUri"); write(w, first_source(check.cases.front()));
+    w.StartObject();
+    w.Key("text");
+    write(w, "Fix: " + std::string(check.remedy));
+    w.EndObject();
+    w.Key("helpUri");
+    write(w, first_source(check.cases.front()));
     w.Key("defaultConfiguration");
-    w.StartObject(); w.Key("level"); write(w, "warning"); w.EndObject();
+    w.StartObject();
+    w.Key("level");
+    write(w, "warning");
+    w.EndObject();
     w.Key("properties");
     w.StartObject();
     w.Key("cases");
@@ -335,23 +395,28 @@ std::string render_sarif(const CheckReport& report) {
     for (const auto& f : o.findings) {
       if (f.outcome == Outcome::kNotEvaluated || f.outcome == Outcome::kNote) continue;
       w.StartObject();
-      w.Key("ruleId"); write(w, f.check);
+      w.Key("ruleId");
+      write(w, f.check);
       // A check whose policy action is `audit` is reported, but as a note.
-      w.Key("level"); write(w, f.audit_only ? "note" : "warning");
+      w.Key("level");
+      write(w, f.audit_only ? "note" : "warning");
       w.Key("message");
       w.StartObject();
       // The statement, then this finding's own fix (the rule's help has the general one).
       std::string text = object_title(o) + ": " + (warns(f) ? format_warning(without_remedy(f)) : format_annotation(f));
       if (warns(f) && !f.remedy.empty()) text += ". Fix: " + sanitize_text(f.remedy);
-      w.Key("text"); write(w, text);
+      w.Key("text");
+      write(w, text);
       w.EndObject();
       write_locations(w, o.file, o.line);
       if (f.outcome == Outcome::kExempt) {  // kubegap.io/exempt: shown as suppressed
         w.Key("suppressions");
         w.StartArray();
         w.StartObject();
-        w.Key("kind"); write(w, "inSource");
-        w.Key("justification"); write(w, f.reason);
+        w.Key("kind");
+        write(w, "inSource");
+        w.Key("justification");
+        write(w, f.reason);
         w.EndObject();
         w.EndArray();
       }

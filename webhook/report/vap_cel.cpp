@@ -83,7 +83,6 @@ std::string accelerator_match(const std::vector<std::string>& patterns) {
   return out;
 }
 
-
 // Parts: the CEL variables that list a row's pod templates: three aligned lists,
 // `specs` (pod specs), `metas` (their metadata) and `labels` (part names; '' for a Pod or
 // a single template). A map is walked through a list of its keys, computed once, so the
@@ -133,7 +132,8 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       const std::string element = base + "[k]";
       const std::string inner = has_chain(element, after, &tip);
       // Sorted: a map's keys come in no fixed order (the webhook's follow the document).
-      out.push_back({var, "(" + reach + ") ? " + base + ".filter(k, " + inner + " && has(" + tip + ".spec)).sort() : []"});
+      out.push_back(
+          {var, "(" + reach + ") ? " + base + ".filter(k, " + inner + " && has(" + tip + ".spec)).sort() : []"});
       specs.push_back("variables." + var + ".map(k, " + tip + ".spec)");
       metas.push_back("variables." + var + ".map(k, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(k, " + part_label(location.part, "k") + ")");
@@ -141,8 +141,9 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
     } else {
       const std::string inner = has_chain("e", after, &tip);
       out.push_back({var, "(" + reach + ") ? " + base + ".filter(e, " + inner + " && has(" + tip + ".spec)) : []"});
-      const std::string key = iterator->key.empty() ? "''" : "(has(e." + std::string(iterator->key) + ") ? string(e." +
-                                                                   std::string(iterator->key) + ") : '')";
+      const std::string key = iterator->key.empty() ? "''"
+                                                    : "(has(e." + std::string(iterator->key) + ") ? string(e." +
+                                                          std::string(iterator->key) + ") : '')";
       specs.push_back("variables." + var + ".map(e, " + tip + ".spec)");
       metas.push_back("variables." + var + ".map(e, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(e, " + part_label(location.part, key) + ")");
@@ -180,22 +181,24 @@ std::vector<Variable> common_variables(const WorkloadKind& row, const Policy& po
   out.push_back({"exempt", std::string("(") + annotation_of("object.metadata", kExemptAnnotation) +
                                ".split(',') + variables.metas.map(m, " + annotation_of("m", kExemptAnnotation) +
                                ".split(',')).flatten()).map(x, x.trim())"});
-  out.push_back({"exemptReason",
-                 std::string("[") + annotation_of("object.metadata", kExemptReasonAnnotation) + "] + variables.metas.map(m, " +
-                     annotation_of("m", kExemptReasonAnnotation) + ")"});
+  out.push_back({"exemptReason", std::string("[") + annotation_of("object.metadata", kExemptReasonAnnotation) +
+                                     "] + variables.metas.map(m, " + annotation_of("m", kExemptReasonAnnotation) +
+                                     ")"});
   // A part labelled as training: a framework label, or kubegap.io/training-job: "true".
   const std::string labels = list_of(policy.framework_labels);
-  const std::string marked =
-      "(has(object.metadata.labels) && object.metadata.labels.exists(l, l in " + labels + ")) || " +
-      annotation_of("object.metadata", "kubegap.io/training-job") + " == 'true'";
+  const std::string marked = "(has(object.metadata.labels) && object.metadata.labels.exists(l, l in " + labels +
+                             ")) || " + annotation_of("object.metadata", "kubegap.io/training-job") + " == 'true'";
   out.push_back({"marked", "variables.metas.map(m, " + marked + " || (has(m.labels) && m.labels.exists(l, l in " +
                                labels + ")) || " + annotation_of("m", "kubegap.io/training-job") + " == 'true')"});
   const std::string match = accelerator_match(policy.accelerator_resources);
   out.push_back({"accel",
                  "variables.specs.map(s, ((has(s.containers) ? s.containers : []) + (has(s.initContainers) ? "
                  "s.initContainers : [])).exists(c, has(c.resources) && ((has(c.resources.limits) && "
-                 "c.resources.limits.exists(r, " + match + ")) || (has(c.resources.requests) && "
-                 "c.resources.requests.exists(r, " + match + ")))))"});
+                 "c.resources.limits.exists(r, " +
+                     match +
+                     ")) || (has(c.resources.requests) && "
+                     "c.resources.requests.exists(r, " +
+                     match + ")))))"});
   // Evaluated: what the webhook's classifier calls a training-job pod (an accelerator, a
   // framework label or the training annotation, or a training kind); a serving kind
   // (Deployment, StatefulSet, ...) gets these checks only when labelled as training.
@@ -203,7 +206,8 @@ std::vector<Variable> common_variables(const WorkloadKind& row, const Policy& po
   const bool training = row.workload_class == WorkloadClass::kTraining;
   out.push_back({"evaluated", serving ? "variables.marked"
                                       : "lists.range(size(variables.specs)).map(i, variables.accel[i] || "
-                                        "variables.marked[i]" + std::string(training ? " || true" : "") + ")"});
+                                        "variables.marked[i]" +
+                                            std::string(training ? " || true" : "") + ")"});
   return out;
 }
 
@@ -221,13 +225,18 @@ std::vector<Variable> zone_variables() {
   std::vector<Variable> out;
   // Per part, per required term: its In requirements on zone keys, then the zones they
   // all allow; then the zone every term pins to one and the same value, or ''.
-  out.push_back({"zReqs", "variables.specs.map(s, " + terms + ".map(t, (has(t.matchExpressions) ? t.matchExpressions "
-                          ": []).filter(r, has(r.key) && r.key in " + keys + " && has(r.operator) && r.operator == "
-                          "'In' && has(r.values))))"});
-  out.push_back({"zTerms", "variables.zReqs.map(ts, ts.map(rs, size(rs) == 0 ? [] : rs[0].values.filter(v, rs.all(r, "
-                           "v in r.values))))"});
-  out.push_back({"zAffinity", "variables.zTerms.map(tc, size(tc) > 0 && tc.all(c, size(c) > 0 && c.all(v, v == "
-                              "tc[0][0])) ? string(tc[0][0]) : '')"});
+  out.push_back({"zReqs", "variables.specs.map(s, " + terms +
+                              ".map(t, (has(t.matchExpressions) ? t.matchExpressions "
+                              ": []).filter(r, has(r.key) && r.key in " +
+                              keys +
+                              " && has(r.operator) && r.operator == "
+                              "'In' && has(r.values))))"});
+  out.push_back({"zTerms",
+                 "variables.zReqs.map(ts, ts.map(rs, size(rs) == 0 ? [] : rs[0].values.filter(v, rs.all(r, "
+                 "v in r.values))))"});
+  out.push_back({"zAffinity",
+                 "variables.zTerms.map(tc, size(tc) > 0 && tc.all(c, size(c) > 0 && c.all(v, v == "
+                 "tc[0][0])) ? string(tc[0][0]) : '')"});
   // The zone nodeSelector's key and value, the first zone key present, or [].
   out.push_back({"zSelector", "variables.specs.map(s, has(s.nodeSelector) ? " + keys +
                                   ".filter(k, k in s.nodeSelector).map(k, [k, string(s.nodeSelector[k])]) : [])"});
@@ -239,11 +248,14 @@ std::vector<Variable> zone_variables() {
        "cel_s(i)(has(s.nodeName) && s.nodeName != '' ? ['bound to node \"' + s.nodeName + '\" by nodeName: if that "
        "node or zone fails the pod cannot run elsewhere', 'replace nodeName with a nodeSelector or affinity that more "
        "than one zone satisfies', 'bound to node ' + s.nodeName + ' by nodeName'] : size(variables.zSelector[i]) > 0 ? "
-       "['pinned to zone \"' + variables.zSelector[i][0][1] + '\" by nodeSelector" + cost +
+       "['pinned to zone \"' + variables.zSelector[i][0][1] + '\" by nodeSelector" +
+           cost +
            "', 'allow several zones (node affinity In) instead of the zone nodeSelector', 'pinned to zone ' + "
            "variables.zSelector[i][0][1] + ' by nodeSelector ' + variables.zSelector[i][0][0]] : "
            "variables.zAffinity[i] != '' ? ['pinned to zone \"' + variables.zAffinity[i] + '\" by required node "
-           "affinity" + cost + "', 'list more than one zone in the required node affinity', 'pinned to zone ' + "
+           "affinity" +
+           cost +
+           "', 'list more than one zone in the required node affinity', 'pinned to zone ' + "
            "variables.zAffinity[i] + ' by required node affinity'] : ['', '', '']))"});
   return out;
 }
@@ -270,10 +282,12 @@ std::vector<Variable> gpu_variables(const Policy& policy) {
   out.push_back({"gUnreachable", matching("node.kubernetes.io/unreachable")});
   out.push_back({"gSec", "lists.range(size(variables.specs)).map(i, [" + seconds("variables.gNotReady[i]") + ", " +
                              seconds("variables.gUnreachable[i]") + "])"});
-  out.push_back({"gBlanket", "variables.gTols.map(ts, ts.exists(t, (!has(t.key) || t.key == '') && has(t.operator) && "
-                             "t.operator == 'Exists' && (!has(t.effect) || t.effect == '' || t.effect == 'NoExecute')))"});
+  out.push_back({"gBlanket",
+                 "variables.gTols.map(ts, ts.exists(t, (!has(t.key) || t.key == '') && has(t.operator) && "
+                 "t.operator == 'Exists' && (!has(t.effect) || t.effect == '' || t.effect == 'NoExecute')))"});
   // unresponsive(sec, node, which, plural) as the webhook words it.
-  const auto unresponsive = [&](const std::string& sec, const std::string& node, const std::string& which, bool plural) {
+  const auto unresponsive = [&](const std::string& sec, const std::string& node, const std::string& which,
+                                bool plural) {
     const std::string tol = which + (plural ? " tolerations" : " toleration");
     return "(" + sec + " == -1 ? 'is never evicted from " + node + " node (its " + tol + (plural ? " have" : " has") +
            " no time limit)' : 'stays on " + node + " node ' + string(" + sec + ") + ' s before eviction (' + (" + sec +
@@ -287,40 +301,46 @@ std::vector<Variable> gpu_variables(const Policy& policy) {
   const auto slow = [&](const std::string& sec) { return "(" + sec + " == -1 || " + sec + " >= " + bound + ")"; };
   const std::string remedy = "add them as NoExecute tolerations with tolerationSeconds < " + bound;
   // Each problem as [warning, reason, fix]; node health first, then GPU-fault taints.
-  out.push_back({"gHealth",
-                 "lists.range(size(variables.specs)).map(i, " + slow(nr) + " && " + slow(ur) + " && " + nr + " == " +
-                     ur + " ? [[" + unresponsive(nr, "an unresponsive", "not-ready/unreachable", true) +
-                     ", 'tolerates not-ready and unreachable nodes ' + " + describe_time(nr) + ", '" + remedy +
-                     "']] : (" + slow(nr) + " ? [[" + unresponsive(nr, "a not-ready", "not-ready", false) +
-                     ", 'tolerates not-ready nodes ' + " + describe_time(nr) + ", '" + remedy + "']] : []) + (" +
-                     slow(ur) + " ? [[" + unresponsive(ur, "an unreachable", "unreachable", false) +
-                     ", 'tolerates unreachable nodes ' + " + describe_time(ur) + ", '" + remedy + "']] : []))"});
+  out.push_back(
+      {"gHealth", "lists.range(size(variables.specs)).map(i, " + slow(nr) + " && " + slow(ur) + " && " + nr +
+                      " == " + ur + " ? [[" + unresponsive(nr, "an unresponsive", "not-ready/unreachable", true) +
+                      ", 'tolerates not-ready and unreachable nodes ' + " + describe_time(nr) + ", '" + remedy +
+                      "']] : (" + slow(nr) + " ? [[" + unresponsive(nr, "a not-ready", "not-ready", false) +
+                      ", 'tolerates not-ready nodes ' + " + describe_time(nr) + ", '" + remedy + "']] : []) + (" +
+                      slow(ur) + " ? [[" + unresponsive(ur, "an unreachable", "unreachable", false) +
+                      ", 'tolerates unreachable nodes ' + " + describe_time(ur) + ", '" + remedy + "']] : []))"});
   // Per part, per GPU-fault taint key: the first toleration of it that is a problem.
   const std::string keys = list_of(policy.gpu_fault_taints);
-  out.push_back({"gFaultTols", "variables.gTols.map(ts, " + keys + ".map(k, ts.filter(t, has(t.key) && t.key == k && "
-                               "(!has(t.effect) || t.effect == '' || t.effect == 'NoSchedule' || (t.effect == "
-                               "'NoExecute' && !has(t.tolerationSeconds))))))"});
+  out.push_back({"gFaultTols", "variables.gTols.map(ts, " + keys +
+                                   ".map(k, ts.filter(t, has(t.key) && t.key == k && "
+                                   "(!has(t.effect) || t.effect == '' || t.effect == 'NoSchedule' || (t.effect == "
+                                   "'NoExecute' && !has(t.tolerationSeconds))))))"});
   const std::string t = "per[j][0]", k = keys + "[j]";
-  out.push_back({"gFaults",
-                 "variables.gFaultTols.map(per, lists.range(size(per)).filter(j, size(per[j]) > 0).map(j, (has(" + t +
-                     ".effect) && " + t + ".effect == 'NoSchedule') ? ['tolerates GPU-fault taint ' + " + k +
-                     " + ' (NoSchedule): can land on a quarantined node', 'tolerates GPU-fault taint ' + " + k +
-                     " + ' (NoSchedule)', 'remove the toleration for ' + " + k + "] : (!has(" + t + ".effect) || " + t +
-                     ".effect == '') ? ['tolerates GPU-fault taint ' + " + k +
-                     " + ' for every effect: can land and stay on a quarantined node', 'tolerates GPU-fault taint ' + " +
-                     k + " + ' for every effect', 'remove the toleration for ' + " + k +
-                     " + ', or make it NoExecute with tolerationSeconds'] : ['tolerates GPU-fault taint ' + " + k +
-                     " + ' (NoExecute) with no time limit: never leaves a node whose GPU failed', 'tolerates GPU-fault "
-                     "taint ' + " + k + " + ' (NoExecute) with no time limit', 'set tolerationSeconds on the toleration "
-                     "for ' + " + k + " + ', or remove it']))"});
+  out.push_back(
+      {"gFaults",
+       "variables.gFaultTols.map(per, lists.range(size(per)).filter(j, size(per[j]) > 0).map(j, (has(" + t +
+           ".effect) && " + t + ".effect == 'NoSchedule') ? ['tolerates GPU-fault taint ' + " + k +
+           " + ' (NoSchedule): can land on a quarantined node', 'tolerates GPU-fault taint ' + " + k +
+           " + ' (NoSchedule)', 'remove the toleration for ' + " + k + "] : (!has(" + t + ".effect) || " + t +
+           ".effect == '') ? ['tolerates GPU-fault taint ' + " + k +
+           " + ' for every effect: can land and stay on a quarantined node', 'tolerates GPU-fault taint ' + " + k +
+           " + ' for every effect', 'remove the toleration for ' + " + k +
+           " + ', or make it NoExecute with tolerationSeconds'] : ['tolerates GPU-fault taint ' + " + k +
+           " + ' (NoExecute) with no time limit: never leaves a node whose GPU failed', 'tolerates GPU-fault "
+           "taint ' + " +
+           k +
+           " + ' (NoExecute) with no time limit', 'set tolerationSeconds on the toleration "
+           "for ' + " +
+           k + " + ', or remove it']))"});
   out.push_back({"gProblems",
                  "lists.range(size(variables.specs)).map(i, !variables.evaluated[i] || !variables.accel[i] ? [] : "
                  "variables.gBlanket[i] ? [['tolerates every taint (empty key, operator Exists): no health or "
                  "GPU-fault taint keeps it off or moves it off a failed node', 'tolerates every taint (empty key, "
                  "operator Exists)', 'replace the empty-key toleration with tolerations for the taints it needs']] : "
                  "variables.gHealth[i] + variables.gFaults[i])"});
-  out.push_back({"gGap", "variables.gProblems.map(ps, size(ps) == 0 ? ['', '', ''] : [ps.map(p, p[0]).join('; '), "
-                         "ps.map(p, p[2]).join('; '), ps.map(p, p[1]).join('; ')])"});
+  out.push_back({"gGap",
+                 "variables.gProblems.map(ps, size(ps) == 0 ? ['', '', ''] : [ps.map(p, p[0]).join('; '), "
+                 "ps.map(p, p[2]).join('; '), ps.map(p, p[1]).join('; ')])"});
   return out;
 }
 
@@ -335,8 +355,10 @@ std::string substitute_spec(std::string expression) {
     for (; end < expression.size() && depth > 0; ++end) {
       const char c = expression[end];
       if (in_string) {
-        if (c == '\\') ++end;
-        else if (c == '\'') in_string = false;
+        if (c == '\\')
+          ++end;
+        else if (c == '\'')
+          in_string = false;
       } else if (c == '\'') {
         in_string = true;
       } else if (c == '(') {
@@ -353,8 +375,10 @@ std::string substitute_spec(std::string expression) {
       const char c = body[i];
       if (in_string) {
         out += c;
-        if (c == '\\' && i + 1 < body.size()) out += body[++i];
-        else if (c == '\'') in_string = false;
+        if (c == '\\' && i + 1 < body.size())
+          out += body[++i];
+        else if (c == '\'')
+          in_string = false;
         continue;
       }
       if (c == '\'') {
@@ -362,10 +386,10 @@ std::string substitute_spec(std::string expression) {
         out += c;
         continue;
       }
-      const bool ident_before = i > 0 && (std::isalnum(static_cast<unsigned char>(body[i - 1])) || body[i - 1] == '_' ||
-                                          body[i - 1] == '.');
-      const bool ident_after = i + 1 < body.size() &&
-                               (std::isalnum(static_cast<unsigned char>(body[i + 1])) || body[i + 1] == '_');
+      const bool ident_before =
+          i > 0 && (std::isalnum(static_cast<unsigned char>(body[i - 1])) || body[i - 1] == '_' || body[i - 1] == '.');
+      const bool ident_after =
+          i + 1 < body.size() && (std::isalnum(static_cast<unsigned char>(body[i + 1])) || body[i + 1] == '_');
       if (c == 's' && !ident_before && !ident_after) {
         out += "variables.specs[i]";
       } else {
@@ -378,7 +402,6 @@ std::string substitute_spec(std::string expression) {
 }
 
 // --- the warning and the annotation, grouped as the webhook groups parts ---------------
-
 
 std::vector<Variable> group_variables(const CheckCel& c, const CheckDefinition& check) {
   const std::string g = "variables." + c.var, v = "variables." + c.var;
@@ -400,11 +423,13 @@ std::vector<Variable> group_variables(const CheckCel& c, const CheckDefinition& 
   const std::string suffix = " (case " + check.cases.front() + ")";
   const std::size_t room = kMaxWarningRunes - prefix.size() - suffix.size();
   const std::string body = v + "Body[k]";
-  const std::string full = quote(prefix) + " + " + body + " + '; fix: ' + " + g + "[" + v + "Heads[k]][1] + " + quote(suffix);
-  out.push_back({c.var + "Text", "lists.range(size(" + v + "Heads)).map(k, size(" + full + ") <= " +
-                                     std::to_string(kMaxWarningRunes) + " ? " + full + " : " + quote(prefix) + " + (size(" +
-                                     body + ") <= " + std::to_string(room) + " ? " + body + " : " + body +
-                                     ".substring(0, " + std::to_string(room - 3) + ") + '...') + " + quote(suffix) + ")"});
+  const std::string full =
+      quote(prefix) + " + " + body + " + '; fix: ' + " + g + "[" + v + "Heads[k]][1] + " + quote(suffix);
+  out.push_back({c.var + "Text", "lists.range(size(" + v + "Heads)).map(k, size(" + full +
+                                     ") <= " + std::to_string(kMaxWarningRunes) + " ? " + full + " : " + quote(prefix) +
+                                     " + (size(" + body + ") <= " + std::to_string(room) + " ? " + body + " : " + body +
+                                     ".substring(0, " + std::to_string(room - 3) + ") + '...') + " + quote(suffix) +
+                                     ")"});
   return out;
 }
 
@@ -420,10 +445,10 @@ std::string annotation_expression(const CheckCel& c, const CheckDefinition& chec
       std::string(kExemptReasonAnnotation) + " not set)')";
   // null: no annotation. The value is a StringValue so that both branches of ?: have
   // one type (string and null have none in common; the API server takes either).
-  return "size(" + v + "Heads) == 0 ? null : google.protobuf.StringValue{value: " + quote(c.id) + " in variables.exempt ? 'exempt: ' + " +
-         exempt_reason + " + " + in("0") + " : lists.range(size(" + v + "Heads)).map(k, " + g + "[" + v +
-         "Heads[k]][2] + " + in("k") + " + '; fix: ' + " + g + "[" + v + "Heads[k]][1] + '; cases: " + cases +
-         "').join(' | ')}";
+  return "size(" + v + "Heads) == 0 ? null : google.protobuf.StringValue{value: " + quote(c.id) +
+         " in variables.exempt ? 'exempt: ' + " + exempt_reason + " + " + in("0") + " : lists.range(size(" + v +
+         "Heads)).map(k, " + g + "[" + v + "Heads[k]][2] + " + in("k") + " + '; fix: ' + " + g + "[" + v +
+         "Heads[k]][1] + '; cases: " + cases + "').join(' | ')}";
 }
 
 }  // namespace kubegap::vap_cel

@@ -1,17 +1,17 @@
 #include "webhook/report/vap_export.h"
 
+#include <rapidjson/document.h>
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
 #include <sstream>
 
-#include <rapidjson/document.h>
-
 #include "policies/checks.h"
 #include "policies/evaluate.h"
 #include "policies/text.h"
-#include "webhook/report/vap_cel.h"
 #include "webhook/core/yaml_json.h"
+#include "webhook/report/vap_cel.h"
 
 namespace kubegap {
 
@@ -24,7 +24,9 @@ using namespace vap_cel;
 using Doc = rapidjson::Document;
 using Value = rapidjson::Value;
 
-Value str(const std::string& text, Doc::AllocatorType& a) { return Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a); }
+Value str(const std::string& text, Doc::AllocatorType& a) {
+  return Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a);
+}
 
 Value string_list(const std::vector<std::string>& items, Doc::AllocatorType& a) {
   Value out(rapidjson::kArrayType);
@@ -48,7 +50,8 @@ void require_exportable(const std::vector<std::string>& checks) {
 }
 
 // wanted_checks: the checks of `checks` that this row's policy runs.
-std::vector<CheckCel> wanted_checks(const WorkloadKind& row, const Policy& policy, const std::vector<std::string>& checks) {
+std::vector<CheckCel> wanted_checks(const WorkloadKind& row, const Policy& policy,
+                                    const std::vector<std::string>& checks) {
   std::vector<CheckCel> wanted;
   for (const auto& id : checks) {
     const bool skipped = std::find(row.skip_checks.begin(), row.skip_checks.end(), id) != row.skip_checks.end();
@@ -115,10 +118,10 @@ void add_validations(const std::vector<CheckCel>& wanted, Value& spec, Doc::Allo
     const CheckDefinition* check = find_check(c.id);
     for (int k = 0; k < kGroups; ++k) {
       Value validation(rapidjson::kObjectType);
-      validation.AddMember("expression",
-                           str(quote(c.id) + " in variables.exempt || size(variables." + c.var + "Heads) <= " +
-                                   std::to_string(k), a),
-                           a);
+      validation.AddMember(
+          "expression",
+          str(quote(c.id) + " in variables.exempt || size(variables." + c.var + "Heads) <= " + std::to_string(k), a),
+          a);
       validation.AddMember("messageExpression", str("variables." + c.var + "Text[" + std::to_string(k) + "]", a), a);
       validation.AddMember("reason", "Invalid", a);
       validations.PushBack(validation, a);

@@ -42,7 +42,14 @@ FileWatcher::FileWatcher(net::io_context& ioc, std::vector<std::string> paths, s
                          std::function<bool()> on_change)
     : state_(std::make_shared<State>(ioc, std::move(paths), interval, std::move(on_change))) {}
 
-FileWatcher::~FileWatcher() { stop(); }
+FileWatcher::~FileWatcher() {
+  // stop() only posts to the loop; a post can throw only when allocation fails, and a
+  // destructor must not throw: the watcher is then left to the loop's own shutdown.
+  try {
+    stop();
+  } catch (...) {  // nothing better to do in a destructor
+  }
+}
 
 void FileWatcher::start() {
   auto state = state_;

@@ -9,20 +9,19 @@
 // next tick while the files still differ from the last taken state.
 //   watcher.start();
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 namespace kubegap {
 
 class FileWatcher {
  public:
-  FileWatcher(boost::asio::io_context& ioc, std::vector<std::string> paths,
-              std::chrono::milliseconds interval, std::function<bool()> on_change);
+  FileWatcher(boost::asio::io_context& ioc, std::vector<std::string> paths, std::chrono::milliseconds interval,
+              std::function<bool()> on_change);
   ~FileWatcher();
   void start();
   void stop();

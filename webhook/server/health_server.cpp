@@ -8,6 +8,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
+#include <utility>
 
 namespace kubegap {
 
@@ -19,8 +20,7 @@ using tcp = net::ip::tcp;
 namespace {
 constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 
-net::awaitable<void> serve_health(tcp::socket socket, const ReadinessState& readiness,
-                                  const Metrics& metrics) {
+net::awaitable<void> serve_health(tcp::socket socket, const ReadinessState& readiness, const Metrics& metrics) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer(8192);
   http::request_parser<http::string_body> parser;
@@ -38,29 +38,32 @@ net::awaitable<void> serve_health(tcp::socket socket, const ReadinessState& read
 }
 }  // namespace
 
-HttpResponse route_health_request(const HttpRequest& request, const ReadinessState& readiness,
-                                  const Metrics& metrics) {
+HttpResponse route_health_request(const HttpRequest& request, const ReadinessState& readiness, const Metrics& metrics) {
   const auto path = path_of(request.target());
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     return make_response(request.version(), http::status::method_not_allowed, "use GET\n", "text/plain");
   }
   if (path == "/healthz") return make_response(request.version(), http::status::ok, "ok\n", "text/plain");
   if (path == "/readyz") {
-    return readiness.ready ? make_response(request.version(), http::status::ok, "ready\n", "text/plain")
-                           : make_response(request.version(), http::status::service_unavailable,
-                                           "not ready\n", "text/plain");
+    return readiness.ready
+               ? make_response(request.version(), http::status::ok, "ready\n", "text/plain")
+               : make_response(request.version(), http::status::service_unavailable, "not ready\n", "text/plain");
   }
   if (path == "/metrics") {
     return make_response(request.version(), http::status::ok, metrics.render(),
                          "text/plain; version=0.0.4; charset=utf-8");
   }
-  return make_response(request.version(), http::status::not_found,
-                       "unknown path; try /healthz, /readyz or /metrics\n", "text/plain");
+  return make_response(request.version(), http::status::not_found, "unknown path; try /healthz, /readyz or /metrics\n",
+                       "text/plain");
 }
 
 HealthServer::HealthServer(net::io_context& ioc, const ReadinessState& readiness, const Metrics& metrics,
                            tcp::endpoint endpoint)
-    : ioc_(ioc), readiness_(readiness), metrics_(metrics), endpoint_(endpoint), acceptor_(net::make_strand(ioc)) {}
+    : ioc_(ioc),
+      readiness_(readiness),
+      metrics_(metrics),
+      endpoint_(std::move(endpoint)),
+      acceptor_(net::make_strand(ioc)) {}
 
 tcp::endpoint HealthServer::listen() {
   open_listener(acceptor_, endpoint_, "--health-listen", net::socket_base::max_listen_connections);

@@ -3,11 +3,10 @@
 // answers), /readyz (serving with a loaded policy), /metrics. One request per connection.
 
 #include <atomic>
-#include <functional>
-#include <string>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <string>
 
 #include "webhook/server/http_util.h"
 #include "webhook/telemetry/metrics.h"
@@ -28,8 +27,7 @@ struct ReadinessState {
 };
 
 // route_health_request: the pure part, testable without sockets.
-HttpResponse route_health_request(const HttpRequest& request, const ReadinessState& readiness,
-                                  const Metrics& metrics);
+HttpResponse route_health_request(const HttpRequest& request, const ReadinessState& readiness, const Metrics& metrics);
 
 class HealthServer {
  public:

@@ -1,11 +1,10 @@
 #pragma once
 // Small helpers shared by the webhook and health listeners.
 
-#include <string>
-#include <string_view>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http.hpp>
+#include <string>
+#include <string_view>
 
 #include "webhook/core/errors.h"
 
@@ -14,8 +13,8 @@ namespace kubegap {
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
-inline HttpResponse make_response(unsigned version, boost::beast::http::status status,
-                                  std::string body, std::string_view content_type) {
+inline HttpResponse make_response(unsigned version, boost::beast::http::status status, std::string body,
+                                  std::string_view content_type) {
   HttpResponse response{status, version};
   response.set(boost::beast::http::field::server, "kubegap-webhook");
   response.set(boost::beast::http::field::content_type, content_type);
@@ -33,9 +32,7 @@ inline void without_body_for_head(boost::beast::http::verb method, HttpResponse&
 }
 
 // path_of: the target without its query string (the API server adds ?timeout=10s).
-inline std::string_view path_of(std::string_view target) {
-  return target.substr(0, target.find('?'));
-}
+inline std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // open_listener: opens, binds and listens on `endpoint`. A failure names the address, the
 // flag that set it and what to do (a port in use is the common case), instead of a

@@ -5,16 +5,15 @@
 //   auto tls_watch = watch_tls_files(ioc, tls_store, metrics, std::chrono::seconds(2));
 //   auto policy_watch = watch_policy_file(ioc, "/etc/kubegap/policy.yaml", policies, metrics, ...);
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include <boost/asio/io_context.hpp>
-
-#include "webhook/server/file_watcher.h"
-#include "webhook/telemetry/metrics.h"
 #include "webhook/core/policy_store.h"
+#include "webhook/server/file_watcher.h"
 #include "webhook/server/tls.h"
+#include "webhook/telemetry/metrics.h"
 
 namespace kubegap {
 
@@ -29,9 +28,8 @@ std::unique_ptr<FileWatcher> watch_tls_files(boost::asio::io_context& ioc, Serve
 
 // watch_policy_file: a changed policy file is validated and swapped in; an invalid one is
 // logged and counted, and the policy in force stays.
-std::unique_ptr<FileWatcher> watch_policy_file(boost::asio::io_context& ioc, std::string path,
-                                               PolicyStore& policies, Metrics& metrics,
-                                               std::chrono::milliseconds interval);
+std::unique_ptr<FileWatcher> watch_policy_file(boost::asio::io_context& ioc, std::string path, PolicyStore& policies,
+                                               Metrics& metrics, std::chrono::milliseconds interval);
 
 // note_certificate: records the expiry metric and warns when it is near.
 void note_certificate(const ServerTlsStore& tls, Metrics& metrics);

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
-#include <utility>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -15,10 +12,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <optional>
+#include <utility>
 
 #include "webhook/server/http_util.h"
-#include "webhook/telemetry/logging.h"
 #include "webhook/server/session.h"
+#include "webhook/telemetry/logging.h"
 
 namespace kubegap {
 
@@ -42,7 +41,11 @@ struct WebhookServer::Connection {
 
 WebhookServer::WebhookServer(net::io_context& ioc, const ServerTlsStore& tls, const ReviewHandler& handler,
                              Metrics& metrics, ServerOptions options)
-    : ioc_(ioc), tls_(tls), handler_(handler), metrics_(metrics), options_(std::move(options)),
+    : ioc_(ioc),
+      tls_(tls),
+      handler_(handler),
+      metrics_(metrics),
+      options_(std::move(options)),
       budget_(std::make_shared<MemoryBudget>(
           options_.memory_budget != 0 ? options_.memory_budget
                                       : default_memory_budget(container_memory_limit(), options_.body_limit))),
@@ -54,7 +57,7 @@ WebhookServer::~WebhookServer() = default;
 
 tcp::endpoint WebhookServer::listen() {
   open_listener(acceptor_, options_.listen, "--listen", net::socket_base::max_listen_connections);
-  const tcp::endpoint bound = acceptor_.local_endpoint();
+  tcp::endpoint bound = acceptor_.local_endpoint();
 
   auto accept_loop = [this]() -> net::awaitable<void> {
     net::steady_timer backoff(acceptor_.get_executor());
@@ -93,10 +96,10 @@ tcp::endpoint WebhookServer::listen() {
           [this, connection]() -> net::awaitable<void> {
             const session::SessionContext context{options_, handler_, metrics_, budget_, stopping_};
             session::Session<beast::ssl_stream<beast::tcp_stream>> session(context, connection->stream,
-                                                                          connection->state);
+                                                                           connection->state);
             co_await session.run();
           },
-          [this, id](std::exception_ptr error) {
+          [this, id](const std::exception_ptr& error) {
             {
               std::lock_guard lock(mutex_);
               connections_.erase(id);
@@ -112,7 +115,7 @@ tcp::endpoint WebhookServer::listen() {
     }
   };
   // Pass the lambda itself: co_spawn keeps it (and its captures) alive while it runs.
-  net::co_spawn(acceptor_.get_executor(), std::move(accept_loop), [](std::exception_ptr error) {
+  net::co_spawn(acceptor_.get_executor(), std::move(accept_loop), [](const std::exception_ptr& error) {
     if (error) log_event(spdlog::level::err, "accept loop stopped by an exception");
   });
   return bound;
@@ -146,7 +149,8 @@ net::awaitable<void> WebhookServer::drain(std::chrono::milliseconds deadline) {
 }
 
 void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<void()> on_drained) {
-  net::co_spawn(ioc_, drain(deadline), [on_drained = std::move(on_drained)](std::exception_ptr) { on_drained(); });
+  net::co_spawn(ioc_, drain(deadline),
+                [on_drained = std::move(on_drained)](const std::exception_ptr&) { on_drained(); });
 }
 
 namespace {

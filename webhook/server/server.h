@@ -7,6 +7,11 @@
 //   ...  server.shutdown([] { /* every connection closed */ });
 
 #include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -14,24 +19,18 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include "webhook/core/memory_budget.h"
-#include "webhook/telemetry/metrics.h"
 #include "webhook/core/review_handler.h"
 #include "webhook/server/server_options.h"
 #include "webhook/server/tls.h"
+#include "webhook/telemetry/metrics.h"
 
 namespace kubegap {
 
 class WebhookServer {
  public:
-  WebhookServer(boost::asio::io_context& ioc, const ServerTlsStore& tls,
-                const ReviewHandler& handler, Metrics& metrics, ServerOptions options);
+  WebhookServer(boost::asio::io_context& ioc, const ServerTlsStore& tls, const ReviewHandler& handler, Metrics& metrics,
+                ServerOptions options);
   ~WebhookServer();
 
   // listen: binds, starts accepting and returns the bound endpoint. Throws

@@ -3,10 +3,9 @@
 // (server.h) and each connection's Session (session.h). Defaults are the production
 // values; `serve`'s flags override them (webhook/cmd).
 
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstddef>
-
-#include <boost/asio/ip/tcp.hpp>
 
 namespace kubegap {
 

@@ -8,12 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -21,14 +15,19 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "webhook/core/admission_codec.h"
-#include "webhook/server/http_util.h"
-#include "webhook/telemetry/logging.h"
 #include "webhook/core/memory_budget.h"
-#include "webhook/telemetry/metrics.h"
 #include "webhook/core/review_handler.h"
+#include "webhook/server/http_util.h"
 #include "webhook/server/server_options.h"
+#include "webhook/telemetry/logging.h"
+#include "webhook/telemetry/metrics.h"
 
 namespace kubegap::session {
 
@@ -42,9 +41,8 @@ inline constexpr std::size_t kLingerBytes = 64 * 1024 * 1024;
 
 // is_quiet_close: the peer went away; nothing to report.
 inline bool is_quiet_close(const beast::error_code& ec) {
-  return ec == http::error::end_of_stream || ec == net::error::eof ||
-         ec == ssl::error::stream_truncated || ec == net::error::operation_aborted ||
-         ec == net::error::connection_reset || ec == beast::error::timeout;
+  return ec == http::error::end_of_stream || ec == net::error::eof || ec == ssl::error::stream_truncated ||
+         ec == net::error::operation_aborted || ec == net::error::connection_reset || ec == beast::error::timeout;
 }
 
 inline std::string join(const std::vector<std::string>& items) {
@@ -238,8 +236,8 @@ class Session {
 
   // read_body: reads the rest of the request, charging the body to `lease` as it arrives;
   // `over_budget` says when the budget ran out first.
-  net::awaitable<beast::error_code> read_body(beast::flat_buffer& buffer, Parser& parser,
-                                              MemoryBudget::Lease& lease, bool& over_budget) {
+  net::awaitable<beast::error_code> read_body(beast::flat_buffer& buffer, Parser& parser, MemoryBudget::Lease& lease,
+                                              bool& over_budget) {
     while (!parser.is_done()) {
       auto [ec, n] = co_await http::async_read_some(stream_, buffer, parser, kAwait);
       if (ec) co_return ec;
@@ -286,8 +284,10 @@ class Session {
       co_return false;
     }
     const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
-    co_return co_await reject(make_response(version, status, encode_error(message), "application/json"),
-                              std::move(message));
+    // The response first: argument order is unspecified, so encode_error(message) in the
+    // same call could read message after std::move(message) has emptied it.
+    HttpResponse response = make_response(version, status, encode_error(message), "application/json");
+    co_return co_await reject(std::move(response), std::move(message));
   }
 
   // reject: sends an error response on a connection that then closes.
@@ -344,7 +344,7 @@ class Session {
     return {std::move(response), std::move(result)};
   }
 
-  static Routed error(const HttpRequest& request, http::status status, std::string message) {
+  static Routed error(const HttpRequest& request, http::status status, const std::string& message) {
     ReviewResult review;
     review.status = static_cast<int>(status);
     review.error = message;
@@ -373,6 +373,5 @@ class Session {
   Stream& stream_;
   ConnectionState& state_;
 };
-
 
 }  // namespace kubegap::session

@@ -1,17 +1,15 @@
 #include "webhook/server/tls.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <ctime>
-
-#include <openssl/x509.h>
-
-#include <openssl/err.h>
-#include <openssl/ssl.h>
+#include <fstream>
 
 #include "webhook/core/errors.h"
 
@@ -26,8 +24,8 @@ constexpr const char* kTls12Ciphers =
 
 // select_http11: the API server offers "h2,http/1.1" to loopback URLs; Beast speaks
 // HTTP/1.1 only, so pick it, and carry on without ALPN when it is not offered.
-int select_http11(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
-                  unsigned int inlen, void*) {
+int select_http11(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+                  void*) {
   static constexpr unsigned char kHttp11[] = {'h', 't', 't', 'p', '/', '1', '.', '1'};
   for (unsigned int i = 0; i < inlen;) {
     const unsigned int len = in[i];
@@ -106,8 +104,7 @@ boost::asio::ssl::context make_server_tls_context(const std::string& cert_file, 
   ssl::context ctx(ssl::context::tls_server);
   SSL_CTX* native = ctx.native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
-  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-                                  SSL_OP_NO_COMPRESSION);
+  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION);
   if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
     throw ConfigError("TLS: cannot set cipher list: " + openssl_reason());
   }
@@ -137,16 +134,16 @@ std::int64_t certificate_not_after(boost::asio::ssl::context& context) {
 
 ServerTlsStore::ServerTlsStore(std::string cert_file, std::string key_file, std::string client_ca_file)
     : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), client_ca_file_(std::move(client_ca_file)) {
-  auto context = std::make_shared<boost::asio::ssl::context>(
-      make_server_tls_context(cert_file_, key_file_, client_ca_file_));
+  auto context =
+      std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_, client_ca_file_));
   not_after_.store(certificate_not_after(*context));
   current_.store(std::move(context));
 }
 
 bool ServerTlsStore::reload(std::string& error) {
   try {
-    auto context = std::make_shared<boost::asio::ssl::context>(
-        make_server_tls_context(cert_file_, key_file_, client_ca_file_));
+    auto context =
+        std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_, client_ca_file_));
     not_after_.store(certificate_not_after(*context));
     current_.store(std::move(context));
     return true;

@@ -4,11 +4,10 @@
 // replaced while serving.
 
 #include <atomic>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
-
-#include <boost/asio/ssl/context.hpp>
 
 namespace kubegap {
 

@@ -1,14 +1,13 @@
 #include "webhook/telemetry/logging.h"
 
-#include <cerrno>
-#include <chrono>
-#include <mutex>
-
-#include <unistd.h>
-
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <spdlog/sinks/base_sink.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <mutex>
 
 namespace kubegap {
 namespace {
@@ -60,10 +59,9 @@ LogField clip(const LogField& field) {
 
 // text_value: quotes values with spaces, quotes or control characters, logfmt style.
 std::string text_value(const LogField& field) {
-  const bool plain = !field.value.empty() &&
-                     field.value.find_first_of(" \"=\\") == std::string::npos &&
-                     std::none_of(field.value.begin(), field.value.end(),
-                                  [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  const bool plain =
+      !field.value.empty() && field.value.find_first_of(" \"=\\") == std::string::npos &&
+      std::none_of(field.value.begin(), field.value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
   if (plain || !field.quoted) return field.value;
   std::string out = "\"";
   for (const char c : field.value) {
@@ -97,8 +95,7 @@ bool configure_logging(std::string_view level, LogFormat format) {
   return true;
 }
 
-void log_event(spdlog::level::level_enum level, std::string_view message,
-               std::initializer_list<LogField> fields) {
+void log_event(spdlog::level::level_enum level, std::string_view message, std::initializer_list<LogField> fields) {
   if (!spdlog::should_log(level)) return;
   std::string line;
   if (g_format == LogFormat::kJson) {
@@ -122,7 +119,8 @@ void log_event(spdlog::level::level_enum level, std::string_view message,
   } else {
     line = message;
     for (const auto& field : fields) {
-      line += " " + std::string(field.key) + "=" + text_value(field.value.size() <= kMaxFieldBytes ? field : clip(field));
+      line +=
+          " " + std::string(field.key) + "=" + text_value(field.value.size() <= kMaxFieldBytes ? field : clip(field));
     }
   }
   spdlog::log(level, "{}", line);

@@ -2,12 +2,12 @@
 // Logging: spdlog to stderr, as text ("msg key=value ...") or as one JSON object per line
 // for log pipelines. Fields are escaped in both formats.
 
+#include <spdlog/spdlog.h>
+
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 
 namespace kubegap {
 
@@ -25,8 +25,7 @@ struct LogField {
 };
 
 // log_event: one line with a message and fields, in the configured format.
-void log_event(spdlog::level::level_enum level, std::string_view message,
-               std::initializer_list<LogField> fields = {});
+void log_event(spdlog::level::level_enum level, std::string_view message, std::initializer_list<LogField> fields = {});
 
 void flush_logs();
 

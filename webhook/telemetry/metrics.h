@@ -5,12 +5,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <string>
-#include <string_view>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,9 +79,8 @@ class Metrics {
   // Latency buckets in seconds: reviews take tens of microseconds; the tail shows queueing.
   // 1 and 2.5 s so that a p99 past the 1 s alert threshold (the rules in
   // manifests/helm/kubegap-webhook/files/prometheus-rules.yaml) can be told from 0.5 s.
-  static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
-                                                     0.0025,  0.005,  0.01,    0.025,  0.05,
-                                                     0.1,     0.5,    1,       2.5};
+  static constexpr std::array<double, 14> kBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                      0.01,    0.025,  0.05,    0.1,    0.5,   1,      2.5};
 
   std::array<std::atomic<std::uint64_t>, kStatuses.size()> by_status_{};
   std::atomic<std::uint64_t> other_status_{0};
@@ -112,6 +111,8 @@ class Metrics {
   std::atomic<std::uint64_t> policy_reloads_ok_{0}, policy_reloads_failed_{0};
   ClusterResourceMetrics* cluster_resource(std::string_view resource);
   void render_audit(std::ostringstream& out) const;
+  void render_cluster_view(std::ostringstream& out) const;
+  void render_reloads(std::ostringstream& out) const;
   std::atomic<bool> audit_enabled_{false}, audit_leader_{false};
   mutable std::mutex audit_mutex_;
   AuditSummary audit_last_;  // the last run's figures (guarded by audit_mutex_)

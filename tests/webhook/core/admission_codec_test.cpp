@@ -1,27 +1,27 @@
 // AdmissionReview decoding (the envelope, bad input) and response encoding (escaping,
 // echoing, what is never sent). The handler-level behaviour is in review_handler_test.
+#include "webhook/core/admission_codec.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "tests/webhook/test_util.h"
-#include "webhook/core/admission_codec.h"
 
 namespace kgtest {
 namespace {
 
 using kubegap::AdmissionResponse;
-using kubegap::DecodedReview;
 using kubegap::decode_review;
+using kubegap::DecodedReview;
 using kubegap::encode_error;
 using kubegap::encode_response;
 using Status = kubegap::DecodedReview::Status;
 
 std::string review_with_request(const std::string& request_json,
                                 const std::string& api_version = "admission.k8s.io/v1") {
-  return R"({"apiVersion":")" + api_version + R"(","kind":"AdmissionReview","request":)" +
-         request_json + "}";
+  return R"({"apiVersion":")" + api_version + R"(","kind":"AdmissionReview","request":)" + request_json + "}";
 }
 
 std::string fixture(const char* name) {
@@ -67,8 +67,8 @@ TEST(DecodeReview, NullObjectDecodesAsNoObject) {
 }
 
 TEST(DecodeReview, AbsentObjectDecodesAsNoObject) {
-  const DecodedReview decoded = decode_review(review_with_request(
-      R"({"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE"})"));
+  const DecodedReview decoded = decode_review(
+      review_with_request(R"({"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE"})"));
   ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
   EXPECT_EQ(decoded.request.object, nullptr);
 }
@@ -116,8 +116,7 @@ TEST(DecodeReview, NullEnvelopeMembersReadAsAbsent) {
 }
 
 TEST(DecodeReview, UidWithEscapesAndUnicodeIsReadExactly) {
-  const DecodedReview decoded =
-      decode_review(review_with_request(R"({"uid":"a\"b\\c\/d \u00fc\u65e5 \ud83d\ude80"})"));
+  const DecodedReview decoded = decode_review(review_with_request(R"({"uid":"a\"b\\c\/d \u00fc\u65e5 \ud83d\ude80"})"));
   ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
   EXPECT_EQ(decoded.request.uid, "a\"b\\c/d \xC3\xBC\xE6\x97\xA5 \xF0\x9F\x9A\x80");
 }
@@ -143,13 +142,10 @@ TEST_P(DecodeUnreadableRequest, KeepsTheUidAndNamesTheBrokenMember) {
 INSTANTIATE_TEST_SUITE_P(
     EnvelopeTypeErrors, DecodeUnreadableRequest,
     ::testing::Values(
-        UnreadableCase{"kind_is_a_string", R"({"uid":"u-42","kind":"Pod"})",
-                       "request.kind: expected an object"},
-        UnreadableCase{"kind_kind_is_a_number",
-                       R"({"uid":"u-42","kind":{"group":"","version":"v1","kind":7}})",
+        UnreadableCase{"kind_is_a_string", R"({"uid":"u-42","kind":"Pod"})", "request.kind: expected an object"},
+        UnreadableCase{"kind_kind_is_a_number", R"({"uid":"u-42","kind":{"group":"","version":"v1","kind":7}})",
                        "request.kind.kind: expected a string"},
-        UnreadableCase{"group_is_an_array",
-                       R"({"uid":"u-42","kind":{"group":[],"version":"v1","kind":"Pod"}})",
+        UnreadableCase{"group_is_an_array", R"({"uid":"u-42","kind":{"group":[],"version":"v1","kind":"Pod"}})",
                        "request.kind.group: expected a string"},
         UnreadableCase{"operation_is_a_number", R"({"uid":"u-42","operation":1})",
                        "request.operation: expected a string"},
@@ -181,31 +177,25 @@ const std::string kValidRequest = R"({"uid":"u"})";
 INSTANTIATE_TEST_SUITE_P(
     BadBodies, DecodeNotAReview,
     ::testing::Values(
-        NotAReviewCase{"empty_body", "", "invalid JSON"},
-        NotAReviewCase{"not_json", "hello, webhook", "invalid JSON"},
+        NotAReviewCase{"empty_body", "", "invalid JSON"}, NotAReviewCase{"not_json", "hello, webhook", "invalid JSON"},
         NotAReviewCase{"truncated", R"({"apiVersion":"admission.k8s.io/v1","kind":"Adm)", "invalid JSON"},
-        NotAReviewCase{"trailing_garbage",
-                       review_with_request(R"({"uid":"u"})") + " {}", "invalid JSON"},
+        NotAReviewCase{"trailing_garbage", review_with_request(R"({"uid":"u"})") + " {}", "invalid JSON"},
         NotAReviewCase{"json_array", "[]", "not a JSON object"},
         NotAReviewCase{"json_string", R"("AdmissionReview")", "not a JSON object"},
         NotAReviewCase{"json_null", "null", "not a JSON object"},
-        NotAReviewCase{"kind_missing",
-                       R"({"apiVersion":"admission.k8s.io/v1","request":{"uid":"u"}})",
+        NotAReviewCase{"kind_missing", R"({"apiVersion":"admission.k8s.io/v1","request":{"uid":"u"}})",
                        "kind is not AdmissionReview"},
-        NotAReviewCase{"kind_other",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"ConfigMap","request":{"uid":"u"}})",
+        NotAReviewCase{"kind_other", R"({"apiVersion":"admission.k8s.io/v1","kind":"ConfigMap","request":{"uid":"u"}})",
                        "kind is not AdmissionReview"},
         NotAReviewCase{"kind_not_a_string",
                        R"({"apiVersion":"admission.k8s.io/v1","kind":["AdmissionReview"],"request":{"uid":"u"}})",
                        "kind is not AdmissionReview"},
         NotAReviewCase{"api_version_unknown", review_with_request(kValidRequest, "admission.k8s.io/v2"),
                        "apiVersion must be"},
-        NotAReviewCase{"api_version_other_group", review_with_request(kValidRequest, "v1"),
+        NotAReviewCase{"api_version_other_group", review_with_request(kValidRequest, "v1"), "apiVersion must be"},
+        NotAReviewCase{"api_version_missing", R"({"kind":"AdmissionReview","request":{"uid":"u"}})",
                        "apiVersion must be"},
-        NotAReviewCase{"api_version_missing",
-                       R"({"kind":"AdmissionReview","request":{"uid":"u"}})", "apiVersion must be"},
-        NotAReviewCase{"request_missing",
-                       R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+        NotAReviewCase{"request_missing", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
                        "request is missing"},
         NotAReviewCase{"request_null", review_with_request("null"), "request is missing"},
         NotAReviewCase{"request_array", review_with_request(R"([{"uid":"u"}])"), "request is missing"},
@@ -213,17 +203,14 @@ INSTANTIATE_TEST_SUITE_P(
         NotAReviewCase{"uid_empty", review_with_request(R"({"uid":""})"), "request.uid"},
         NotAReviewCase{"uid_number", review_with_request(R"({"uid":12345})"), "request.uid"},
         NotAReviewCase{"uid_null", review_with_request(R"({"uid":null})"), "request.uid"},
-        NotAReviewCase{"invalid_utf8_byte",
-                       review_with_request("{\"uid\":\"u\",\"name\":\"bad\xFF\"}"), "invalid JSON"},
-        NotAReviewCase{"overlong_utf8",
-                       review_with_request("{\"uid\":\"u\",\"name\":\"\xC0\xAF\"}"), "invalid JSON"},
-        NotAReviewCase{"utf8_surrogate_bytes",
-                       review_with_request("{\"uid\":\"u\",\"name\":\"\xED\xA0\x80\"}"), "invalid JSON"},
-        NotAReviewCase{"lone_surrogate_escape",
-                       review_with_request(R"({"uid":"u","name":"\ud800"})"), "invalid JSON"},
+        NotAReviewCase{"invalid_utf8_byte", review_with_request("{\"uid\":\"u\",\"name\":\"bad\xFF\"}"),
+                       "invalid JSON"},
+        NotAReviewCase{"overlong_utf8", review_with_request("{\"uid\":\"u\",\"name\":\"\xC0\xAF\"}"), "invalid JSON"},
+        NotAReviewCase{"utf8_surrogate_bytes", review_with_request("{\"uid\":\"u\",\"name\":\"\xED\xA0\x80\"}"),
+                       "invalid JSON"},
+        NotAReviewCase{"lone_surrogate_escape", review_with_request(R"({"uid":"u","name":"\ud800"})"), "invalid JSON"},
         NotAReviewCase{"deep_unclosed_arrays", std::string(100000, '['), "invalid JSON"},
-        NotAReviewCase{"deep_closed_arrays", std::string(100000, '[') + std::string(100000, ']'),
-                       "not a JSON object"}),
+        NotAReviewCase{"deep_closed_arrays", std::string(100000, '[') + std::string(100000, ']'), "not a JSON object"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(DecodeReview, DeepNestingInsideTheObjectDoesNotExhaustTheStack) {
@@ -273,8 +260,8 @@ TEST(DecodeReview, DropsOldObjectManagedFieldsAndLastAppliedButKeepsTheRest) {
 }
 
 TEST(DecodeReview, ASyntaxErrorInsideADroppedMemberIsStillAnError) {
-  const DecodedReview decoded = decode_review(review_with_request(
-      R"({"uid":"u","oldObject":{"metadata":{"name":}},"object":{}})"));
+  const DecodedReview decoded =
+      decode_review(review_with_request(R"({"uid":"u","oldObject":{"metadata":{"name":}},"object":{}})"));
   EXPECT_EQ(decoded.status, Status::kNotAReview);
   EXPECT_NE(decoded.error.find("invalid JSON at offset"), std::string::npos) << decoded.error;
 }

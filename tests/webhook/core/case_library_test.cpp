@@ -1,5 +1,7 @@
 // The case library: every citation of every check resolves, every case is sourced, and
 // checks and cases agree about which cite which.
+#include "webhook/core/case_library.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "policies/checks.h"
 #include "tests/webhook/test_util.h"
-#include "webhook/core/case_library.h"
 #include "webhook/core/errors.h"
 
 namespace kgtest {
@@ -131,10 +132,10 @@ TEST(CaseLibrary, EveryKeyFigureCitesOneOfItsCaseSources) {
   for (const Case& c : case_library().cases()) {
     EXPECT_FALSE(c.key_figures.empty()) << c.id;
     for (const auto& figure : c.key_figures) {
-      const bool listed = std::any_of(c.sources.begin(), c.sources.end(),
-                                      [&](const auto& s) { return s.url == figure.source; });
-      EXPECT_TRUE(listed) << c.id << ": key figure \"" << figure.text << "\" cites "
-                          << figure.source << ", which is not among the case's sources";
+      const bool listed =
+          std::any_of(c.sources.begin(), c.sources.end(), [&](const auto& s) { return s.url == figure.source; });
+      EXPECT_TRUE(listed) << c.id << ": key figure \"" << figure.text << "\" cites " << figure.source
+                          << ", which is not among the case's sources";
     }
   }
 }
@@ -300,8 +301,8 @@ TEST(ParseCase, RejectsAnUnknownKeyNamingTheSourceAndKey) {
 }
 
 TEST(ParseCase, RejectsEveryMissingKeyNamingTheSourceAndKey) {
-  for (const char* key : {"id", "title", "date", "organisation", "summary", "key_figures",
-                          "lessons", "checks", "sources"}) {
+  for (const char* key :
+       {"id", "title", "date", "organisation", "summary", "key_figures", "lessons", "checks", "sources"}) {
     SCOPED_TRACE(key);
     // Drop the line(s) of `key` from the minimal case.
     std::string text;

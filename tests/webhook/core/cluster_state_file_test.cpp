@@ -1,6 +1,8 @@
 // The cluster view from a file (--cluster-state): kubectl's `List` output, typed lists,
 // multi-document YAML and JSON; PDB namespaces and selectors; Node zone labels; other
 // kinds ignored; type errors named by file and line.
+#include "webhook/core/cluster_state_file.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,7 +10,6 @@
 #include "policies/cluster_view.h"
 #include "policies/label_selector.h"
 #include "tests/webhook/test_util.h"
-#include "webhook/core/cluster_state_file.h"
 
 namespace kgtest {
 namespace {
@@ -24,8 +25,7 @@ using kubegap::StringMap;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
-const DisruptionBudget* budget(const ClusterSnapshot& snapshot, const std::string& ns,
-                               const std::string& name) {
+const DisruptionBudget* budget(const ClusterSnapshot& snapshot, const std::string& ns, const std::string& name) {
   for (const auto& b : snapshot.budgets_in(ns)) {
     if (b.name == name) return &b;
   }
@@ -50,8 +50,7 @@ TEST(ClusterStateFile, ReadsKubectlGetListOutputOfPdbsAndNodes) {
   const DisruptionBudget* training = budget(*snapshot, "ml-research", "llm-pretrain");
   ASSERT_NE(training, nullptr);
   ASSERT_TRUE(training->selector.has_value());
-  EXPECT_EQ(training->selector->match_labels,
-            (StringMap{{"training.kubeflow.org/job-name", "llm-pretrain"}}));
+  EXPECT_EQ(training->selector->match_labels, (StringMap{{"training.kubeflow.org/job-name", "llm-pretrain"}}));
   EXPECT_TRUE(training->selector->match_expressions.empty());
 
   const DisruptionBudget* dns = budget(*snapshot, "kube-system", "coredns-pdb");
@@ -255,8 +254,7 @@ metadata:
   labels: {gpu.count: "8", ready: "true", zone-id: "0123"}
 )",
                                             "cluster.yaml");
-  EXPECT_EQ(snapshot->node("n")->labels,
-            (StringMap{{"gpu.count", "8"}, {"ready", "true"}, {"zone-id", "0123"}}));
+  EXPECT_EQ(snapshot->node("n")->labels, (StringMap{{"gpu.count", "8"}, {"ready", "true"}, {"zone-id", "0123"}}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -279,15 +277,17 @@ metadata:
 }
 
 TEST(ClusterStateFile, TypeErrorsInPdbsAreErrors) {
-  EXPECT_NE(config_error("kind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {selector: {matchLabels: {app: [x]}}}\n")
-                .find("cluster.yaml:3: PodDisruptionBudget.spec.selector.matchLabels.app: expected a string"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error("kind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {selector: {matchLabels: {app: [x]}}}\n")
+          .find("cluster.yaml:3: PodDisruptionBudget.spec.selector.matchLabels.app: expected a string"),
+      std::string::npos);
   EXPECT_NE(config_error("kind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {selector: []}\n")
                 .find("PodDisruptionBudget.spec.selector: expected an object"),
             std::string::npos);
-  EXPECT_NE(config_error("kind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {selector: {matchExpressions: {key: a}}}\n")
-                .find("PodDisruptionBudget.spec.selector.matchExpressions: expected an array"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error("kind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {selector: {matchExpressions: {key: a}}}\n")
+          .find("PodDisruptionBudget.spec.selector.matchExpressions: expected an array"),
+      std::string::npos);
   EXPECT_NE(config_error("kind: PodDisruptionBudget\nmetadata: {name: 7}\n")
                 .find("PodDisruptionBudget.metadata.name: expected a string"),
             std::string::npos);
@@ -313,8 +313,7 @@ TEST(ClusterStateFile, DocumentThatIsNotAnObjectIsAnError) {
   EXPECT_EQ(config_error("kind: Node\nmetadata: {name: n}\n---\n- a\n- b\n"),
             "cluster.yaml:4: expected a Kubernetes object");
   EXPECT_EQ(config_error("just a string\n"), "cluster.yaml:1: expected a Kubernetes object");
-  EXPECT_NE(config_error("kind: List\nitems: [5]\n").find("expected a Kubernetes object"),
-            std::string::npos);
+  EXPECT_NE(config_error("kind: List\nitems: [5]\n").find("expected a Kubernetes object"), std::string::npos);
 }
 
 TEST(ClusterStateFile, InvalidYamlIsAnErrorNamingFileAndLine) {
@@ -333,8 +332,9 @@ TEST(ClusterStateFile, MissingFileIsAConfigErrorNamingIt) {
 }
 
 TEST(ClusterStateFileHostile, CyclicAliasesAreRefusedNotExpanded) {
-  EXPECT_THROW(kubegap::parse_cluster_state("apiVersion: v1\nkind: Node\nmetadata: &m {name: x, labels: *m}\n", "cyclic.yaml"),
-               kubegap::ConfigError);
+  EXPECT_THROW(
+      kubegap::parse_cluster_state("apiVersion: v1\nkind: Node\nmetadata: &m {name: x, labels: *m}\n", "cyclic.yaml"),
+      kubegap::ConfigError);
 }
 
 TEST(ClusterStateFileHostile, ExponentialAliasesAreRefused) {

@@ -1,10 +1,10 @@
 // MemoryBudget: leases, the cgroup limit parser and the default budget.
 #include "webhook/core/memory_budget.h"
 
+#include <gtest/gtest.h>
+
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace kubegap {
 namespace {
@@ -58,7 +58,8 @@ TEST(MemoryBudget, ConcurrentLeasesNeverExceedTheCapacity) {
         if (!lease.grow_to(3)) continue;
         ++granted;
         std::size_t seen = budget->in_use(), was = peak.load();
-        while (seen > was && !peak.compare_exchange_weak(was, seen)) {}
+        while (seen > was && !peak.compare_exchange_weak(was, seen)) {
+        }
       }
     });
   }

@@ -2,21 +2,21 @@
 // --cluster-state: YAML merge keys, the line of the field a decoder's error names, one
 // bad document costing only itself, Lists and AdmissionReviews; and the quantities of
 // container resources (absent, not a quantity) as the webhook and `check` read them.
+#include "webhook/core/object_loader.h"
+
 #include <gtest/gtest.h>
-
-#include <string>
-
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include <string>
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
 #include "tests/webhook/test_util.h"
+#include "webhook/core/object_evaluation.h"
+#include "webhook/core/review_handler.h"
 #include "webhook/report/offline_check.h"
 #include "webhook/report/report_render.h"
-#include "webhook/core/review_handler.h"
-#include "webhook/core/object_evaluation.h"
-#include "webhook/core/object_loader.h"
 
 namespace kgtest {
 namespace {
@@ -73,7 +73,8 @@ TEST(ObjectLoaderMergeKeys, ExplicitKeysWinAlsoWhenWrittenBeforeTheMerge) {
 }
 
 TEST(ObjectLoaderMergeKeys, OfASequenceOfMappingsTheEarlierWins) {
-  EXPECT_EQ(only_object(R"(apiVersion: v1
+  EXPECT_EQ(
+      only_object(R"(apiVersion: v1
 kind: Pod
 one: &one {x: 1, y: 1}
 two: &two {y: 2, z: 2}
@@ -81,7 +82,7 @@ m:
   <<: [*one, *two]
   w: 0
 )"),
-            R"({"apiVersion":"v1","kind":"Pod","one":{"x":1,"y":1},"two":{"y":2,"z":2},"m":{"w":0,"x":1,"y":1,"z":2}})");
+      R"({"apiVersion":"v1","kind":"Pod","one":{"x":1,"y":1},"two":{"y":2,"z":2},"m":{"w":0,"x":1,"y":1,"z":2}})");
 }
 
 TEST(ObjectLoaderMergeKeys, MergesInsideMergedMappingsAreExpandedToo) {
@@ -136,7 +137,8 @@ TEST(ObjectLoaderMergeKeys, AMergeOfAScalarIsAProblemOfThatDocumentOnly) {
 
 TEST(ObjectLoaderMergeKeys, MergeBombsAreRefusedByTheNodeBudget) {
   // Each level merges the previous one ten times over distinct keys: 10^12 members.
-  std::string text = "apiVersion: v1\nkind: Pod\nl0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10}\n";
+  std::string text =
+      "apiVersion: v1\nkind: Pod\nl0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10}\n";
   for (int i = 1; i < 12; ++i) {
     text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " {";
     for (int j = 0; j < 10; ++j) {
@@ -184,8 +186,9 @@ spec:
 )");
   ASSERT_EQ(loaded.objects.size(), 1u);
   EXPECT_EQ(loaded.objects[0].line, 1);
-  EXPECT_EQ(decode_error(loaded.objects[0]),
-            std::make_pair(std::string("Pod.spec.containers[0].resources.limits.nvidia.com/gpu: expected a quantity"), 10));
+  EXPECT_EQ(
+      decode_error(loaded.objects[0]),
+      std::make_pair(std::string("Pod.spec.containers[0].resources.limits.nvidia.com/gpu: expected a quantity"), 10));
 }
 
 TEST(ObjectLoaderFieldLines, AFieldOfAListItemInALaterDocument) {
@@ -209,7 +212,8 @@ items:
   EXPECT_EQ(loaded.objects[1].line, 8);
   EXPECT_EQ(loaded.objects[2].line, 11);
   EXPECT_EQ(loaded.objects[2].path, "items[1]");
-  EXPECT_EQ(decode_error(loaded.objects[2]), std::make_pair(std::string("Pod.metadata.labels: expected an object"), 15));
+  EXPECT_EQ(decode_error(loaded.objects[2]),
+            std::make_pair(std::string("Pod.metadata.labels: expected an object"), 15));
 }
 
 TEST(ObjectLoaderFieldLines, AFieldFromAMergedMappingPointsAtItsDefinition) {
@@ -282,14 +286,18 @@ TEST(ObjectLoaderJson, AJsonDocumentLoadsAsTheYamlPathLoadsIt) {
   EXPECT_EQ(fast.objects[0].document->field_lines, yaml.objects[0].document->field_lines);
   EXPECT_EQ(fast.objects[0].line, 6);
   EXPECT_EQ(fast.objects[1].line, 9);
-  EXPECT_EQ(fast.objects[1].field_line("PodDisruptionBudget.spec.selector: expected an object", "PodDisruptionBudget"), 15);
+  EXPECT_EQ(fast.objects[1].field_line("PodDisruptionBudget.spec.selector: expected an object", "PodDisruptionBudget"),
+            15);
 }
 
 TEST(ObjectLoaderJson, BrokenJsonIsReportedAsBeforeAndCostsOnlyItsDocument) {
-  const LoadedObjects loaded = load("{\"kind\": \"Pod\", \"apiVersion\": \"v1\",\n \"metadata\": {\"name\": }\n---\n"
-                                    "{\"kind\": \"Pod\", \"apiVersion\": \"v1\", \"metadata\": {\"name\": \"ok\"}}\n");
+  const LoadedObjects loaded = load(
+      "{\"kind\": \"Pod\", \"apiVersion\": \"v1\",\n \"metadata\": {\"name\": }\n---\n"
+      "{\"kind\": \"Pod\", \"apiVersion\": \"v1\", \"metadata\": {\"name\": \"ok\"}}\n");
   ASSERT_EQ(loaded.problems.size(), 1u);
-  EXPECT_NE(loaded.problems.front().text().find("in.yaml:3: invalid YAML: end of map flow not found"), std::string::npos) << problems_of(loaded);
+  EXPECT_NE(loaded.problems.front().text().find("in.yaml:3: invalid YAML: end of map flow not found"),
+            std::string::npos)
+      << problems_of(loaded);
   ASSERT_EQ(loaded.objects.size(), 1u);
   EXPECT_EQ(loaded.objects.front().line, 4);
 }
@@ -318,7 +326,8 @@ metadata: {name: third}
 }
 
 TEST(ObjectLoaderDocuments, DirectivesAndCommentsBeforeTheFirstMarkerStayWithIt) {
-  const LoadedObjects loaded = load("%YAML 1.2\n# c\n---\napiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Node\n");
+  const LoadedObjects loaded =
+      load("%YAML 1.2\n# c\n---\napiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Node\n");
   EXPECT_EQ(problems_of(loaded), "");
   ASSERT_EQ(loaded.objects.size(), 2u);
   EXPECT_EQ(loaded.objects[0].line, 4);
@@ -368,9 +377,10 @@ TEST(ObjectLoaderDocuments, ObjectsWithoutKindAreYieldedForTheCallerToJudge) {
 // Quantities of container resources.
 
 kubegap::ObjectEvaluation pod_with_gpu(const std::string& quantity) {
-  const std::string text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-                           "    - name: c\n      resources:\n        limits:\n          nvidia.com/gpu: " +
-                           quantity + "\n";
+  const std::string text =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+      "    - name: c\n      resources:\n        limits:\n          nvidia.com/gpu: " +
+      quantity + "\n";
   const LoadedObjects loaded = load(text);
   EXPECT_EQ(loaded.objects.size(), 1u) << problems_of(loaded);
   const kubegap::Policy policy = kubegap::default_policy();
@@ -394,9 +404,9 @@ TEST(ResourceQuantities, NullOrEmptyIsAbsentNotAnError) {
 }
 
 TEST(ResourceQuantities, KubernetesQuantitySyntaxIsARequest) {
-  for (const char* quantity : {"1", "\"2\"", "8", "1.5", "\"+1\"", ".5", "1.", "500m", "1k", "1Ki", "1.5Gi", "2Mi",
-                               "1Ti", "1Pi", "1Ei", "1M", "1G", "1T", "1P", "1E", "1e3", "1E3", "1e+3", "1e-3",
-                               "\"1e3\""}) {
+  for (const char* quantity :
+       {"1",   "\"2\"", "8",  "1.5", "\"+1\"", ".5", "1.", "500m", "1k",  "1Ki",  "1.5Gi", "2Mi",    "1Ti",
+        "1Pi", "1Ei",   "1M", "1G",  "1T",     "1P", "1E", "1e3",  "1E3", "1e+3", "1e-3",  "\"1e3\""}) {
     const auto evaluation = pod_with_gpu(quantity);
     EXPECT_EQ(evaluation.error, "") << quantity;
     EXPECT_TRUE(requests_an_accelerator(evaluation)) << quantity;
@@ -440,13 +450,14 @@ namespace {
 // (null documents without end: issue #1040). Found by tests/fuzz (check_fuzz): it is an
 // invalid-YAML problem at its line, and costs only its own document.
 TEST(ObjectLoaderYamlCppStall, StrayCommaIsAProblemNotAHang) {
-  for (const std::string text : {"{},", "[1] ,", "{a: 1},{b: 2}", "!!map {},", "&a {},", "--- {}\n,\n", ",", "# c\n,", "\"x\",",
-                                  "- a\n,"}) {
+  for (const std::string text :
+       {"{},", "[1] ,", "{a: 1},{b: 2}", "!!map {},", "&a {},", "--- {}\n,\n", ",", "# c\n,", "\"x\",", "- a\n,"}) {
     const LoadedObjects loaded = load(text);
     ASSERT_EQ(loaded.problems.size(), 1u) << text;
     EXPECT_NE(loaded.problems.front().message.find("invalid YAML"), std::string::npos) << problems_of(loaded);
   }
-  const LoadedObjects loaded = load("apiVersion: v1\nkind: Pod\n---\n{\"kind\": \"Node\"},\n---\napiVersion: v1\nkind: Node\n");
+  const LoadedObjects loaded =
+      load("apiVersion: v1\nkind: Pod\n---\n{\"kind\": \"Node\"},\n---\napiVersion: v1\nkind: Node\n");
   EXPECT_EQ(problems_of(loaded), "in.yaml:4: invalid YAML: unexpected ',' where a document or its end should be\n");
   EXPECT_EQ(loaded.objects.size(), 2u);
 }

@@ -1,6 +1,9 @@
 // Policy files: policies/default-policy.yaml is the compiled-in defaults written out; a
 // partial file overrides only its keys; every mistake is an error naming file, line, key.
+#include "webhook/core/policy_loader.h"
+
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <map>
@@ -8,14 +11,11 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "policies/checks.h"
 #include "policies/evaluate.h"
 #include "policies/policy.h"
 #include "tests/policies/test_pods.h"
 #include "tests/webhook/test_util.h"
-#include "webhook/core/policy_loader.h"
 
 namespace kgtest {
 namespace {
@@ -29,8 +29,7 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) == 13 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                                    2 * sizeof(std::int64_t) +
-                                    sizeof(std::vector<kubegap::WorkloadKind>) +
+                                    2 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
@@ -73,15 +72,27 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
   ASSERT_TRUE(root.IsMap());
   std::set<std::string> keys;
   for (const auto& entry : root) keys.insert(entry.first.Scalar());
-  EXPECT_EQ(keys, (std::set<std::string>{"apiVersion", "kind", "enabledChecks", "checkActions",
-                                         "checksByClass", "acceleratorResources",
-                                         "acceleratorDeviceClasses", "acceleratorAnnotations",
-                                         "frameworkLabels", "trainingHints", "diagnosticHints",
-                                         "placeholderCommands", "checkpointStorageFlags",
+  EXPECT_EQ(keys, (std::set<std::string>{"apiVersion",
+                                         "kind",
+                                         "enabledChecks",
+                                         "checkActions",
+                                         "checksByClass",
+                                         "acceleratorResources",
+                                         "acceleratorDeviceClasses",
+                                         "acceleratorAnnotations",
+                                         "frameworkLabels",
+                                         "trainingHints",
+                                         "diagnosticHints",
+                                         "placeholderCommands",
+                                         "checkpointStorageFlags",
                                          "objectStorageSchemes",
-                                         "durableCSIDrivers", "gpuFaultTaints",
-                                         "healthTolerationSecondsBound", "maxPartsPerObject",
-                                         "excludedNamespaces", "checkpointPathHints", "workloadKinds"}));
+                                         "durableCSIDrivers",
+                                         "gpuFaultTaints",
+                                         "healthTolerationSecondsBound",
+                                         "maxPartsPerObject",
+                                         "excludedNamespaces",
+                                         "checkpointPathHints",
+                                         "workloadKinds"}));
   EXPECT_EQ(root["apiVersion"].Scalar(), "kubegap.io/v1alpha1");
   EXPECT_EQ(root["kind"].Scalar(), "Policy");
 }
@@ -190,49 +201,71 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadPolicy{"unknown_key",
                   "apiVersion: kubegap.io/v1alpha1\nkind: Policy\nexcludedNamespace:\n  - kube-system\n",
-                  3, {"excludedNamespace", "unknown key", "excludedNamespaces"}},
-        BadPolicy{"unknown_key_wrong_case", "EnabledChecks: [zone-spread]\n", 1,
-                  {"EnabledChecks", "unknown key"}},
-        BadPolicy{"unknown_check_id", "# checks\nenabledChecks:\n  - gpu-health\n", 3,
+                  3,
+                  {"excludedNamespace", "unknown key", "excludedNamespaces"}},
+        BadPolicy{"unknown_key_wrong_case", "EnabledChecks: [zone-spread]\n", 1, {"EnabledChecks", "unknown key"}},
+        BadPolicy{"unknown_check_id",
+                  "# checks\nenabledChecks:\n  - gpu-health\n",
+                  3,
                   {"enabledChecks", "unknown check \"gpu-health\"", "gpu-health-tolerations"}},
         BadPolicy{"workload_skip_unknown_check",
-                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    skipChecks: [zone]\n",
-                  5, {"workloadKinds.skipChecks", "unknown check \"zone\""}},
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "skipChecks: [zone]\n",
+                  5,
+                  {"workloadKinds.skipChecks", "unknown check \"zone\""}},
         BadPolicy{"workload_no_operations",
-                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    operations: []\n",
-                  5, {"workloadKinds.operations", "at least one"}},
-        BadPolicy{"bound_zero", "healthTolerationSecondsBound: 0\n", 1,
-                  {"healthTolerationSecondsBound", "positive integer"}},
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "operations: []\n",
+                  5,
+                  {"workloadKinds.operations", "at least one"}},
+        BadPolicy{
+            "bound_zero", "healthTolerationSecondsBound: 0\n", 1, {"healthTolerationSecondsBound", "positive integer"}},
         BadPolicy{"max_parts_zero", "maxPartsPerObject: 0\n", 1, {"maxPartsPerObject", "positive integer"}},
-        BadPolicy{"bound_negative", "kind: Policy\nhealthTolerationSecondsBound: -5\n", 2,
+        BadPolicy{"bound_negative",
+                  "kind: Policy\nhealthTolerationSecondsBound: -5\n",
+                  2,
                   {"healthTolerationSecondsBound", "positive integer"}},
-        BadPolicy{"bound_not_a_number", "healthTolerationSecondsBound: \"abc\"\n", 1,
+        BadPolicy{"bound_not_a_number",
+                  "healthTolerationSecondsBound: \"abc\"\n",
+                  1,
                   {"healthTolerationSecondsBound", "positive integer"}},
-        BadPolicy{"bound_fraction", "healthTolerationSecondsBound: 1.5\n", 1,
+        BadPolicy{"bound_fraction",
+                  "healthTolerationSecondsBound: 1.5\n",
+                  1,
                   {"healthTolerationSecondsBound", "positive integer"}},
-        BadPolicy{"bound_list", "healthTolerationSecondsBound: [300]\n", 1,
+        BadPolicy{"bound_list",
+                  "healthTolerationSecondsBound: [300]\n",
+                  1,
                   {"healthTolerationSecondsBound", "positive integer"}},
-        BadPolicy{"bound_overflow", "healthTolerationSecondsBound: 99999999999999999999999\n", 1,
+        BadPolicy{"bound_overflow",
+                  "healthTolerationSecondsBound: 99999999999999999999999\n",
+                  1,
                   {"healthTolerationSecondsBound", "positive integer"}},
-        BadPolicy{"list_as_scalar", "frameworkLabels: volcano.sh/job-name\n", 1,
+        BadPolicy{"list_as_scalar",
+                  "frameworkLabels: volcano.sh/job-name\n",
+                  1,
                   {"frameworkLabels", "expected a list of strings"}},
-        BadPolicy{"list_as_map", "gpuFaultTaints:\n  nvidia.com/gpu-xid-error: true\n", 2,
+        BadPolicy{"list_as_map",
+                  "gpuFaultTaints:\n  nvidia.com/gpu-xid-error: true\n",
+                  2,
                   {"gpuFaultTaints", "expected a list of strings"}},
-        BadPolicy{"empty_string_in_list", "excludedNamespaces:\n  - kube-system\n  - \"\"\n", 3,
+        BadPolicy{"empty_string_in_list",
+                  "excludedNamespaces:\n  - kube-system\n  - \"\"\n",
+                  3,
                   {"excludedNamespaces", "non-empty string"}},
-        BadPolicy{"list_in_list", "durableCSIDrivers:\n  - [efs.csi.aws.com]\n", 2,
+        BadPolicy{"list_in_list",
+                  "durableCSIDrivers:\n  - [efs.csi.aws.com]\n",
+                  2,
                   {"durableCSIDrivers", "non-empty string"}},
-        BadPolicy{"wrong_api_version", "apiVersion: kubegap.io/v1\n", 1,
-                  {"apiVersion", "kubegap.io/v1alpha1"}},
-        BadPolicy{"wrong_kind", "apiVersion: kubegap.io/v1alpha1\nkind: ConfigMap\n", 2,
-                  {"kind", "expected Policy"}},
+        BadPolicy{"wrong_api_version", "apiVersion: kubegap.io/v1\n", 1, {"apiVersion", "kubegap.io/v1alpha1"}},
+        BadPolicy{"wrong_kind", "apiVersion: kubegap.io/v1alpha1\nkind: ConfigMap\n", 2, {"kind", "expected Policy"}},
         BadPolicy{"top_level_list", "- enabledChecks\n", 1, {"(top level)", "mapping"}},
         BadPolicy{"top_level_scalar", "enabledChecks\n", 1, {"(top level)", "mapping"}},
         BadPolicy{"invalid_yaml_syntax",
-                  "apiVersion: kubegap.io/v1alpha1\nkind: Policy\n  excludedNamespaces: [a]\n", 3,
+                  "apiVersion: kubegap.io/v1alpha1\nkind: Policy\n  excludedNamespaces: [a]\n",
+                  3,
                   {"invalid YAML"}},
-        BadPolicy{"unclosed_flow_list", "kind: Policy\nexcludedNamespaces: [a, b\nfoo: 1\n", 3,
-                  {"invalid YAML"}}),
+        BadPolicy{"unclosed_flow_list", "kind: Policy\nexcludedNamespaces: [a, b\nfoo: 1\n", 3, {"invalid YAML"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(PolicyLoader, NullItemInAListIsAnError) {
@@ -242,9 +275,8 @@ TEST(PolicyLoader, NullItemInAListIsAnError) {
 }
 
 TEST(PolicyLoader, EveryListKeyRejectsAScalar) {
-  for (const char* key : {"enabledChecks", "acceleratorResources", "frameworkLabels",
-                          "durableCSIDrivers", "gpuFaultTaints", "excludedNamespaces",
-                          "checkpointPathHints"}) {
+  for (const char* key : {"enabledChecks", "acceleratorResources", "frameworkLabels", "durableCSIDrivers",
+                          "gpuFaultTaints", "excludedNamespaces", "checkpointPathHints"}) {
     SCOPED_TRACE(key);
     try {
       parse_policy(std::string("\n") + key + ": zone-spread\n", "p.yaml");

@@ -4,7 +4,11 @@
 //
 // Regenerate the goldens with KUBEGAP_UPDATE_GOLDEN=1 ./webhook_test, then read every
 // changed file before keeping it.
+#include "webhook/core/review_handler.h"
+
 #include <gtest/gtest.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,15 +18,11 @@
 #include <string>
 #include <vector>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
 #include "policies/text.h"
 #include "tests/webhook/test_util.h"
 #include "webhook/core/cluster_state_file.h"
-#include "webhook/core/review_handler.h"
 
 namespace kgtest {
 namespace {
@@ -152,20 +152,18 @@ TEST_P(GoldenResponse, MatchesTheGoldenFileAndTheWireContract) {
   expect_matches_golden(doc, "golden/" + GetParam() + ".response.json");
 }
 
-INSTANTIATE_TEST_SUITE_P(Reviews, GoldenResponse, ::testing::ValuesIn(golden_fixtures()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Reviews, GoldenResponse, ::testing::ValuesIn(golden_fixtures()), [](const auto& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
 
 TEST(GoldenFiles, TheRequiredFixturesExist) {
   const auto names = golden_fixtures();
   for (const char* required :
-       {"gpu-pod-gaps", "gpu-pod-well-configured", "pod-null-object", "gpu-pod-v1beta1",
-        "gpu-pod-generate-name", "pod-containers-is-object", "pod-label-value-is-number",
-        "pod-toleration-seconds-is-string", "pod-delete", "configmap-create",
-        "pod-status-subresource", "nginx-pod", "kube-system-gpu-pod"}) {
+       {"gpu-pod-gaps", "gpu-pod-well-configured", "pod-null-object", "gpu-pod-v1beta1", "gpu-pod-generate-name",
+        "pod-containers-is-object", "pod-label-value-is-number", "pod-toleration-seconds-is-string", "pod-delete",
+        "configmap-create", "pod-status-subresource", "nginx-pod", "kube-system-gpu-pod"}) {
     EXPECT_TRUE(std::find(names.begin(), names.end(), required) != names.end()) << required;
   }
 }
@@ -191,8 +189,7 @@ TEST(ReviewHandler, GappyGpuPodGetsOneCitedWarningPerGapAndBudgetIsNotEvaluated)
   ASSERT_EQ(result.status, 200);
   EXPECT_TRUE(result.evaluated);
   EXPECT_EQ(result.error, "");
-  EXPECT_EQ(result.found,
-            (std::vector<std::string>{"checkpoint-volume", "zone-spread", "gpu-health-tolerations"}));
+  EXPECT_EQ(result.found, (std::vector<std::string>{"checkpoint-volume", "zone-spread", "gpu-health-tolerations"}));
   const auto doc = parse_json(result.body);
   const auto warnings = warnings_of(doc);
   ASSERT_EQ(warnings.size(), 3u);
@@ -254,9 +251,9 @@ TEST(ReviewHandler, ObjectThatIsNotAnObjectIsAllowedWithAnErrorAnnotation) {
         std::string(object) + "}}";
     const ReviewResult result = harness.handle(body);
     expect_valid_answer(body, result);
-    EXPECT_EQ(annotations_of(parse_json(result.body)),
-              (std::map<std::string, std::string>{
-                  {"error", "not evaluated: request.object is missing or not an object"}}))
+    EXPECT_EQ(
+        annotations_of(parse_json(result.body)),
+        (std::map<std::string, std::string>{{"error", "not evaluated: request.object is missing or not an object"}}))
         << object;
   }
 }
@@ -299,8 +296,7 @@ TEST(ReviewHandler, ExemptedCheckGivesNoWarningButAnExemptAnnotationWithTheReaso
   EXPECT_EQ(result.found, (std::vector<std::string>{"zone-spread", "gpu-health-tolerations"}));
   const auto doc = parse_json(result.body);
   for (const auto& w : warnings_of(doc)) EXPECT_EQ(w.find("checkpoint-volume"), std::string::npos) << w;
-  EXPECT_EQ(annotations_of(doc).at("checkpoint-volume"),
-            "exempt: checkpoints go to s3://ml-ckpt via the SDK");
+  EXPECT_EQ(annotations_of(doc).at("checkpoint-volume"), "exempt: checkpoints go to s3://ml-ckpt via the SDK");
 }
 
 // A member of the wrong type makes the object unevaluable: 200, an `error` annotation
@@ -321,21 +317,20 @@ TEST_P(WrongMemberType, IsAllowedWithAnErrorAnnotationNamingTheJsonPath) {
   EXPECT_TRUE(result.found.empty());
   const auto doc = parse_json(result.body);
   EXPECT_TRUE(warnings_of(doc).empty());
-  EXPECT_EQ(annotations_of(doc),
-            (std::map<std::string, std::string>{{"error", GetParam().annotation}}));
+  EXPECT_EQ(annotations_of(doc), (std::map<std::string, std::string>{{"error", GetParam().annotation}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, WrongMemberType,
     ::testing::Values(
-        WrongTypeCase{"pod-containers-is-object",
-                      "not evaluated: request.object.spec.containers: expected an array"},
+        WrongTypeCase{"pod-containers-is-object", "not evaluated: request.object.spec.containers: expected an array"},
         WrongTypeCase{"pod-label-value-is-number",
                       "not evaluated: request.object.metadata.labels.replica-index: expected a string"},
         WrongTypeCase{"pod-toleration-seconds-is-string",
                       "not evaluated: request.object.spec.tolerations[1].tolerationSeconds: expected an integer"},
-        WrongTypeCase{"pod-quantity-is-bool",
-                      "not evaluated: request.object.spec.containers[0].resources.limits.nvidia.com/gpu: expected a quantity"}),
+        WrongTypeCase{
+            "pod-quantity-is-bool",
+            "not evaluated: request.object.spec.containers[0].resources.limits.nvidia.com/gpu: expected a quantity"}),
     [](const auto& info) {
       std::string name = info.param.fixture;
       std::replace(name.begin(), name.end(), '-', '_');
@@ -350,8 +345,7 @@ TEST(ReviewHandler, UnreadableEnvelopeMemberIsAllowedWithAnErrorAnnotation) {
   const ReviewResult result = harness.handle(body);
   expect_valid_answer(body, result);
   EXPECT_EQ(annotations_of(parse_json(result.body)),
-            (std::map<std::string, std::string>{
-                {"error", "not evaluated: request.dryRun: expected a boolean"}}));
+            (std::map<std::string, std::string>{{"error", "not evaluated: request.dryRun: expected a boolean"}}));
 }
 
 // Requests that carry no pod spec to judge: allowed, no warnings, no annotations.
@@ -372,8 +366,8 @@ TEST_P(NothingToSay, IsAllowedWithoutWarningsOrAnnotations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, NothingToSay,
-                         ::testing::Values("configmap-create", "pod-delete", "pod-status-subresource",
-                                           "nginx-pod", "kube-system-gpu-pod"),
+                         ::testing::Values("configmap-create", "pod-delete", "pod-status-subresource", "nginx-pod",
+                                           "kube-system-gpu-pod"),
                          [](const auto& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -416,8 +410,7 @@ TEST(ReviewHandler, PdbSelectingThePodSilencesTheBudgetCheck) {
   LabelSelector selector;
   selector.match_labels = {{"app", "llm-pretrain"}};
   StaticClusterView cluster{std::make_shared<const ClusterSnapshot>(
-      std::vector<DisruptionBudget>{{"ml-research", "llm-pretrain", selector}},
-      std::vector<kubegap::NodeInfo>{})};
+      std::vector<DisruptionBudget>{{"ml-research", "llm-pretrain", selector}}, std::vector<kubegap::NodeInfo>{})};
   const ReviewHandler handler{policies, cluster};
   const auto doc = parse_json(handler.handle(review_fixture("gpu-pod-gaps")).body);
   EXPECT_FALSE(annotations_of(doc).contains("disruption-budget"));
@@ -441,13 +434,14 @@ spec: {minAvailable: 1}
   StaticClusterView cluster{snapshot};
   const ReviewHandler handler{policies, cluster};
   const ReviewResult result = handler.handle(review_fixture("gpu-pod-gaps"));
-  EXPECT_EQ(result.found, (std::vector<std::string>{"checkpoint-volume", "disruption-budget",
-                                                    "zone-spread", "gpu-health-tolerations"}));
+  EXPECT_EQ(result.found, (std::vector<std::string>{"checkpoint-volume", "disruption-budget", "zone-spread",
+                                                    "gpu-health-tolerations"}));
   const auto warnings = warnings_of(parse_json(result.body));
   ASSERT_EQ(warnings.size(), 4u);
   EXPECT_EQ(warnings[1].rfind("kubegap/disruption-budget: no PodDisruptionBudget selects these pods", 0), 0u)
       << warnings[1];
-  const std::string annotation = parse_json(result.body)["response"]["auditAnnotations"]["disruption-budget"].GetString();
+  const std::string annotation =
+      parse_json(result.body)["response"]["auditAnnotations"]["disruption-budget"].GetString();
   EXPECT_NE(annotation.find("no PodDisruptionBudget in namespace ml-research"), std::string::npos) << annotation;
 }
 
@@ -479,8 +473,8 @@ std::string with_hostile_text(const std::string& mount_path, const std::string& 
       mount_path.data(), static_cast<rapidjson::SizeType>(mount_path.size()), a);
   spec["containers"][0]["name"].SetString(container_name.data(),
                                           static_cast<rapidjson::SizeType>(container_name.size()), a);
-  spec["nodeSelector"]["topology.kubernetes.io/zone"].SetString(
-      zone.data(), static_cast<rapidjson::SizeType>(zone.size()), a);
+  spec["nodeSelector"]["topology.kubernetes.io/zone"].SetString(zone.data(),
+                                                                static_cast<rapidjson::SizeType>(zone.size()), a);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   doc.Accept(writer);
@@ -497,8 +491,8 @@ TEST(ReviewHandler, WarningsFromHostileMountPathsAreShortCleanUtf8) {
   Harness harness;
   const std::string mount_path = "/checkpoints\n\t\x1B[31m" + repeat("\xC3\xA9", 200) +
                                  "\xE6\x97\xA5\xE6\x9C\xAC\xC2\x85\x7F" + repeat("\xF0\x9F\x9A\x80", 50);
-  const std::string body = with_hostile_text(mount_path, "trainer\r\nX-Injected: yes",
-                                             "us-east-1a\n" + repeat("\xC3\xBC", 300));
+  const std::string body =
+      with_hostile_text(mount_path, "trainer\r\nX-Injected: yes", "us-east-1a\n" + repeat("\xC3\xBC", 300));
   const ReviewResult result = harness.handle(body);
   expect_valid_answer(body, result);
   const auto doc = parse_json(result.body);
@@ -537,8 +531,7 @@ TEST(ReviewHandler, CuttingAWarningNeverSplitsAMultiByteCharacter) {
   Harness harness;
   for (std::size_t n = 150; n < 260; ++n) {
     for (const char* piece : {"\xF0\x9F\x9A\x80", "\xE6\x97\xA5", "\xC3\xA9"}) {
-      const std::string body =
-          with_hostile_text("/ckpt/" + repeat(piece, n), "trainer", "us-east-1a");
+      const std::string body = with_hostile_text("/ckpt/" + repeat(piece, n), "trainer", "us-east-1a");
       const ReviewResult result = harness.handle(body);
       ASSERT_EQ(result.status, 200);
       for (const auto& w : warnings_of(parse_json(result.body))) {
@@ -573,27 +566,23 @@ TEST_P(NotAReview, Gets400WithAJsonErrorBody) {
   EXPECT_EQ(member(doc, "response"), nullptr);
 }
 
-std::string envelope(const std::string& api_version, const std::string& kind,
-                     const std::string& request) {
+std::string envelope(const std::string& api_version, const std::string& kind, const std::string& request) {
   return R"({"apiVersion":")" + api_version + R"(","kind":")" + kind + R"(","request":)" + request + "}";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Bodies, NotAReview,
     ::testing::Values(
-        BadBody{"not_json", "this is not json"},
-        BadBody{"empty", ""},
+        BadBody{"not_json", "this is not json"}, BadBody{"empty", ""},
         BadBody{"json_array", R"([{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}])"},
         BadBody{"json_number", "42"},
-        BadBody{"kind_not_admission_review",
-                envelope("admission.k8s.io/v1", "AdmissionResponse", R"({"uid":"u"})")},
+        BadBody{"kind_not_admission_review", envelope("admission.k8s.io/v1", "AdmissionResponse", R"({"uid":"u"})")},
         BadBody{"api_version_unknown", envelope("admission.k8s.io/v2", "AdmissionReview", R"({"uid":"u"})")},
         BadBody{"request_missing", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})"},
         BadBody{"uid_missing", envelope("admission.k8s.io/v1", "AdmissionReview", R"({"operation":"CREATE"})")},
         BadBody{"uid_empty", envelope("admission.k8s.io/v1", "AdmissionReview", R"({"uid":""})")},
         BadBody{"uid_number", envelope("admission.k8s.io/v1", "AdmissionReview", R"({"uid":7})")},
-        BadBody{"invalid_utf8",
-                envelope("admission.k8s.io/v1", "AdmissionReview", "{\"uid\":\"u\xFE\xFF\"}")},
+        BadBody{"invalid_utf8", envelope("admission.k8s.io/v1", "AdmissionReview", "{\"uid\":\"u\xFE\xFF\"}")},
         BadBody{"invalid_utf8_in_object",
                 envelope("admission.k8s.io/v1", "AdmissionReview",
                          "{\"uid\":\"u\",\"object\":{\"metadata\":{\"name\":\"\x80\x80\"}}}")},
@@ -605,9 +594,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ReviewHandler, DeepNestingInsideAReviewIsAnsweredCleanly) {
   Harness harness;
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const std::string head =
-      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep-1",)"
-      R"("kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"ml",)";
+  const std::string head = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep-1",)"
+                           R"("kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"ml",)";
 
   // In a member nobody reads: evaluated as usual (a plain pod: nothing to say).
   const std::string ignored = head + R"("object":{"spec":{"containers":[{"name":"c"}]},"status":)" + deep + "}}}";

@@ -1,5 +1,7 @@
 // The template path grammar (webhook/core/template_path.h): what users write in
 // workloadKinds to say where their CRD keeps pod templates, claim templates and volumes.
+#include "webhook/core/template_path.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "tests/webhook/test_util.h"
-#include "webhook/core/template_path.h"
 
 namespace kgtest {
 namespace {
@@ -34,9 +35,9 @@ std::vector<std::pair<std::string, std::string>> visited(const std::string& json
 using Visits = std::vector<std::pair<std::string, std::string>>;
 
 TEST(TemplatePath, WellFormedPathsAreAccepted) {
-  for (const char* path : {"", "spec.template", "spec.pytorchReplicaSpecs.*.template",
-                           "spec.replicatedJobs[name].template.spec.template", "spec.volumes[]",
-                           "spec.volumeClaimPolicies[].templates[]", "spec.a_b-c.d9"}) {
+  for (const char* path :
+       {"", "spec.template", "spec.pytorchReplicaSpecs.*.template", "spec.replicatedJobs[name].template.spec.template",
+        "spec.volumes[]", "spec.volumeClaimPolicies[].templates[]", "spec.a_b-c.d9"}) {
     EXPECT_EQ(validate_template_path(path), "") << path;
   }
 }
@@ -50,9 +51,7 @@ TEST(TemplatePath, MalformedPathsSayWhatIsWrong) {
   }
 }
 
-TEST(TemplatePath, EmptyPathIsTheObjectItself) {
-  EXPECT_EQ(visited(R"({"a":1})", ""), (Visits{{"obj", ""}}));
-}
+TEST(TemplatePath, EmptyPathIsTheObjectItself) { EXPECT_EQ(visited(R"({"a":1})", ""), (Visits{{"obj", ""}})); }
 
 TEST(TemplatePath, FieldStepsFollowMembers) {
   EXPECT_EQ(visited(R"({"spec":{"template":{}}})", "spec.template"), (Visits{{"obj.spec.template", ""}}));

@@ -4,6 +4,10 @@
 // tests/fixtures/workloads through ReviewHandler::handle, as the API server would, and
 // states one rule about the answer.
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,11 +19,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-#include <yaml-cpp/yaml.h>
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
@@ -155,15 +154,13 @@ std::string review_for(const rapidjson::Value& object, const ReviewOptions& opti
   request.AddMember("userInfo", json_value(R"({"username":"alice","groups":["system:authenticated"]})", a), a);
   request.AddMember("object", options.object_null ? rapidjson::Value() : rapidjson::Value(object, a), a);
   request.AddMember("oldObject",
-                    options.with_old_object || options.object_null ? rapidjson::Value(object, a)
-                                                                   : rapidjson::Value(),
+                    options.with_old_object || options.object_null ? rapidjson::Value(object, a) : rapidjson::Value(),
                     a);
   request.AddMember("dryRun", false, a);
   const std::string options_kind = options.operation == "CREATE"   ? "CreateOptions"
                                    : options.operation == "UPDATE" ? "UpdateOptions"
                                                                    : "DeleteOptions";
-  request.AddMember("options",
-                    json_value(R"({"kind":")" + options_kind + R"(","apiVersion":"meta.k8s.io/v1"})", a), a);
+  request.AddMember("options", json_value(R"({"kind":")" + options_kind + R"(","apiVersion":"meta.k8s.io/v1"})", a), a);
   doc.AddMember("apiVersion", "admission.k8s.io/v1", a);
   doc.AddMember("kind", "AdmissionReview", a);
   doc.AddMember("request", request, a);
@@ -175,8 +172,7 @@ std::string review_for(const rapidjson::Value& object, const ReviewOptions& opti
 
 // Harness: ReviewHandler with a policy and either no cluster view or a fixed snapshot.
 struct Harness {
-  explicit Harness(const Policy& policy = default_policy(),
-                   std::shared_ptr<const ClusterSnapshot> snapshot = nullptr)
+  explicit Harness(const Policy& policy = default_policy(), std::shared_ptr<const ClusterSnapshot> snapshot = nullptr)
       : policies(policy),
         cluster(snapshot ? std::unique_ptr<ClusterView>(new StaticClusterView(std::move(snapshot)))
                          : std::unique_ptr<ClusterView>(new NoClusterView())),
@@ -292,8 +288,8 @@ void expect_warnings(const Answer& a, const std::vector<Expected>& expected, con
           << context << ": a kind without parts names none: " << w;
     }
     for (const auto& fact : e.facts) {
-      EXPECT_NE(w.find(fact), std::string::npos) << context << " warning " << i << "\n  want: " << fact
-                                                 << "\n  got:  " << w;
+      EXPECT_NE(w.find(fact), std::string::npos)
+          << context << " warning " << i << "\n  want: " << fact << "\n  got:  " << w;
     }
   }
 }
@@ -332,11 +328,15 @@ const std::vector<std::string> kDefault300 = {"not-ready", "unreachable", "300 s
 
 std::vector<GapCase> gap_cases() {
   return {
-      {"job", "batch/v1", "Job",
+      {"job",
+       "batch/v1",
+       "Job",
        {{kCheckpoint, "", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "", kDefault300}}},
-      {"cronjob", "batch/v1", "CronJob",
+      {"cronjob",
+       "batch/v1",
+       "CronJob",
        {{kCheckpoint, "", {"/mnt/ckpt", "hostPath", "\"ckpt\""}},
         {kZone, "", {"\"europe-west4-a\"", "required node affinity"}},
         {kGpu, "", kDefault300}}},
@@ -344,113 +344,163 @@ std::vector<GapCase> gap_cases() {
       // checkpoint-looking path): a GPU Deployment with no durable volume, pinned to a
       // zone, tolerating everything, is an inference server's business.
       {"deployment", "apps/v1", "Deployment", {}},
-      {"statefulset", "apps/v1", "StatefulSet",
+      {"statefulset",
+       "apps/v1",
+       "StatefulSet",
        {{kCheckpoint, "", {"/workspace/checkpoints", "emptyDir", "\"scratch\""}}}},
-      {"replicaset", "apps/v1", "ReplicaSet",
-       {{kCheckpoint, "", {"/ckpt", "ephemeral", "\"ckpt\""}}}},
+      {"replicaset", "apps/v1", "ReplicaSet", {{kCheckpoint, "", {"/ckpt", "ephemeral", "\"ckpt\""}}}},
       {"daemonset", "apps/v1", "DaemonSet", {}},
       {"rayservice", "ray.io/v1", "RayService", {}},
-      {"jobset", "jobset.x-k8s.io/v1alpha2", "JobSet",
+      {"jobset",
+       "jobset.x-k8s.io/v1alpha2",
+       "JobSet",
        {{kCheckpoint, "replicatedJob driver, replicatedJob workers", kNoDurable},
         {kZone, "replicatedJob workers", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replicatedJob workers", kDefault300}}},
-      {"pytorchjob", "kubeflow.org/v1", "PyTorchJob",
+      {"pytorchjob",
+       "kubeflow.org/v1",
+       "PyTorchJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"tfjob", "kubeflow.org/v1", "TFJob",
+      {"tfjob",
+       "kubeflow.org/v1",
+       "TFJob",
        {{kCheckpoint, "replica Chief", {"/tmp/checkpoint", "emptyDir", "\"train-dir\""}},
         {kCheckpoint, "replica Worker", kNoDurable},
         {kZone, "replica Chief", {"\"us-west1-b\"", "nodeSelector"}},
         {kGpu, "replica Chief, replica Worker", kDefault300}}},
-      {"xgboostjob", "kubeflow.org/v1", "XGBoostJob",
-       {{kCheckpoint, "replica Master, replica Worker", kNoDurable},
-        {kGpu, "replica Worker", kDefault300}}},
-      {"paddlejob", "kubeflow.org/v1", "PaddleJob",
+      {"xgboostjob",
+       "kubeflow.org/v1",
+       "XGBoostJob",
+       {{kCheckpoint, "replica Master, replica Worker", kNoDurable}, {kGpu, "replica Worker", kDefault300}}},
+      {"paddlejob",
+       "kubeflow.org/v1",
+       "PaddleJob",
        {{kCheckpoint, "replica Worker", kNoDurable},
         {kZone, "replica Worker", {"\"cn-beijing-a\"", "required node affinity"}},
         {kGpu, "replica Worker", kDefault300}}},
-      {"jaxjob", "kubeflow.org/v1", "JAXJob",
+      {"jaxjob",
+       "kubeflow.org/v1",
+       "JAXJob",
        {{kCheckpoint, "replica Worker", {"/ckpt", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Worker", {"\"us-central2-b\"", "nodeSelector"}},
         {kGpu, "replica Worker", {"nvidia.com/gpu-xid-error", "for every effect"}}}},
-      {"mpijob", "kubeflow.org/v2beta1", "MPIJob",
+      {"mpijob",
+       "kubeflow.org/v2beta1",
+       "MPIJob",
        // The Launcher coordinates (runs mpirun): only the Workers write checkpoints.
        {{kCheckpoint, "replica Worker", kNoDurable},
         {kZone, "replica Worker", {"\"eu-west-1a\"", "nodeSelector"}},
         {kGpu, "replica Worker", kDefault300}}},
       // RayJob is auto: the CPU head requests no accelerator, the entrypoint trains.
-      {"rayjob", "ray.io/v1", "RayJob",
+      {"rayjob",
+       "ray.io/v1",
+       "RayJob",
        {{kCheckpoint, "workerGroup gpu-group", kNoDurable},
         {kZone, "workerGroup gpu-group", {"\"us-east-1b\"", "nodeSelector"}},
         {kGpu, "workerGroup gpu-group", kDefault300}}},
-      {"raycluster", "ray.io/v1", "RayCluster",
+      {"raycluster",
+       "ray.io/v1",
+       "RayCluster",
        {{kCheckpoint, "head, workerGroup small-group, workerGroup gpu-group", kNoDurable},
         {kGpu, "workerGroup gpu-group", kDefault300}}},
-      {"volcano-job", "batch.volcano.sh/v1alpha1", "Job",
+      {"volcano-job",
+       "batch.volcano.sh/v1alpha1",
+       "Job",
        {{kCheckpoint, "task master, task worker", kNoDurable},
         {kZone, "task worker", {"\"ap-southeast-2a\"", "nodeSelector"}},
         {kGpu, "task worker", kDefault300}}},
       {"leaderworkerset", "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", {}},
       // Kubeflow's replica-map shape under other groups (generated from pytorchjob.yaml).
-      {"kubedl-tfjob", "training.kubedl.io/v1alpha1", "TFJob",
+      {"kubedl-tfjob",
+       "training.kubedl.io/v1alpha1",
+       "TFJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"kubedl-pytorchjob", "training.kubedl.io/v1alpha1", "PyTorchJob",
+      {"kubedl-pytorchjob",
+       "training.kubedl.io/v1alpha1",
+       "PyTorchJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"kubedl-xgboostjob", "training.kubedl.io/v1alpha1", "XGBoostJob",
+      {"kubedl-xgboostjob",
+       "training.kubedl.io/v1alpha1",
+       "XGBoostJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"kubedl-xdljob", "training.kubedl.io/v1alpha1", "XDLJob",
+      {"kubedl-xdljob",
+       "training.kubedl.io/v1alpha1",
+       "XDLJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"kubedl-marsjob", "training.kubedl.io/v1alpha1", "MarsJob",
+      {"kubedl-marsjob",
+       "training.kubedl.io/v1alpha1",
+       "MarsJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"kubedl-elasticdljob", "training.kubedl.io/v1alpha1", "ElasticDLJob",
+      {"kubedl-elasticdljob",
+       "training.kubedl.io/v1alpha1",
+       "ElasticDLJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"kubedl-mpijob", "training.kubedl.io/v1alpha1", "MPIJob",
+      {"kubedl-mpijob",
+       "training.kubedl.io/v1alpha1",
+       "MPIJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"torchelastic-elasticjob", "elastic.pytorch.org/v1alpha1", "ElasticJob",
+      {"torchelastic-elasticjob",
+       "elastic.pytorch.org/v1alpha1",
+       "ElasticJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"dlrover-elasticjob", "elastic.iml.github.io/v1alpha1", "ElasticJob",
+      {"dlrover-elasticjob",
+       "elastic.iml.github.io/v1alpha1",
+       "ElasticJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"mxjob", "kubeflow.org/v1", "MXJob",
+      {"mxjob",
+       "kubeflow.org/v1",
+       "MXJob",
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
-      {"trainingruntime", "trainer.kubeflow.org/v1alpha1", "TrainingRuntime",
+      {"trainingruntime",
+       "trainer.kubeflow.org/v1alpha1",
+       "TrainingRuntime",
        {{kCheckpoint, "replicatedJob node", {"/workspace/checkpoints", "emptyDir", "\"checkpoints\""}},
         {kZone, "replicatedJob node", {"\"us-central1-a\"", "nodeSelector"}},
         {kGpu, "replicatedJob node", kDefault300}}},
-      {"clustertrainingruntime", "trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime",
+      {"clustertrainingruntime",
+       "trainer.kubeflow.org/v1alpha1",
+       "ClusterTrainingRuntime",
        {{kCheckpoint, "replicatedJob node", {"/workspace/checkpoints", "emptyDir", "\"checkpoints\""}},
         {kZone, "replicatedJob node", {"\"us-central1-a\"", "nodeSelector"}},
         {kGpu, "replicatedJob node", kDefault300}}},
-      {"hyperpodpytorchjob", "sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob",
+      {"hyperpodpytorchjob",
+       "sagemaker.amazonaws.com/v1",
+       "HyperPodPyTorchJob",
        {{kCheckpoint, "replica pods", {"/local/checkpoints", "hostPath", "\"local\""}},
         {kGpu, "replica pods", kDefault300}}},
-      {"raycronjob", "ray.io/v1", "RayCronJob",
-       {{kCheckpoint, "workerGroup gpu-group", kNoDurable},
-        {kGpu, "workerGroup gpu-group", kDefault300}}},
-      {"volcano-cronjob", "batch.volcano.sh/v1alpha1", "CronJob",
-       {{kCheckpoint, "task trainer", {"/ckpt", "emptyDir", "\"ckpt\""}},
-        {kGpu, "task trainer", kDefault300}}},
-      {"volcano-jobtemplate", "flow.volcano.sh/v1alpha1", "JobTemplate",
+      {"raycronjob",
+       "ray.io/v1",
+       "RayCronJob",
+       {{kCheckpoint, "workerGroup gpu-group", kNoDurable}, {kGpu, "workerGroup gpu-group", kDefault300}}},
+      {"volcano-cronjob",
+       "batch.volcano.sh/v1alpha1",
+       "CronJob",
+       {{kCheckpoint, "task trainer", {"/ckpt", "emptyDir", "\"ckpt\""}}, {kGpu, "task trainer", kDefault300}}},
+      {"volcano-jobtemplate",
+       "flow.volcano.sh/v1alpha1",
+       "JobTemplate",
        {{kCheckpoint, "task train", kNoDurable},
         {kZone, "task train", {"\"ap-southeast-2a\"", "nodeSelector"}},
         {kGpu, "task train", kDefault300}}},
@@ -521,8 +571,8 @@ TEST_P(WorkloadWellConfigured, GetsNoWarningAndOnlyTheBudgetNotEvaluatedAnnotati
   EXPECT_TRUE(a.result.found.empty());
   // Serving kinds are not asked for a budget (checksByClass).
   const rapidjson::Document object = workload(GetParam());
-  const auto* row = default_policy().workload_kind(api_group_version(str(object["apiVersion"])).first,
-                                                   str(object["kind"]));
+  const auto* row =
+      default_policy().workload_kind(api_group_version(str(object["apiVersion"])).first, str(object["kind"]));
   ASSERT_NE(row, nullptr);
   if (default_policy().check_applies(kBudget, row->workload_class)) {
     EXPECT_EQ(a.annotations, (std::map<std::string, std::string>{{kBudget, kNoClusterView}}));
@@ -624,18 +674,18 @@ TEST(WorkloadWarnings, FortyReplicatedJobsInFortyZonesStayFarInsideTheWarningBud
 TEST(WorkloadWarnings, EveryCheckFailingFortyPartsDifferentlyIsCappedAtTwoWarningsPerCheck) {
   // Every replicatedJob fails every check in its own way: its own checkpoint path, zone
   // and not-ready tolerationSeconds; with a cluster view that holds no budget at all.
-  const auto doc = jobset_with_workers(40, [](rapidjson::Value& pod_spec, int i, const std::string& suffix,
-                                              rapidjson::Document::AllocatorType& a) {
-    pod_spec["containers"][0].AddMember(
-        "volumeMounts", json_value(R"([{"name":"ckpt","mountPath":"/ckpt-)" + suffix + R"("}])", a), a);
-    pod_spec.AddMember("volumes", json_value(R"([{"name":"ckpt","emptyDir":{}}])", a), a);
-    pod_spec.AddMember("tolerations",
-                       json_value(R"([{"key":"node.kubernetes.io/not-ready","operator":"Exists",)"
-                                  R"("effect":"NoExecute","tolerationSeconds":)" +
-                                      std::to_string(300 + i) + "}]",
-                                  a),
-                       a);
-  });
+  const auto doc = jobset_with_workers(
+      40, [](rapidjson::Value& pod_spec, int i, const std::string& suffix, rapidjson::Document::AllocatorType& a) {
+        pod_spec["containers"][0].AddMember(
+            "volumeMounts", json_value(R"([{"name":"ckpt","mountPath":"/ckpt-)" + suffix + R"("}])", a), a);
+        pod_spec.AddMember("volumes", json_value(R"([{"name":"ckpt","emptyDir":{}}])", a), a);
+        pod_spec.AddMember("tolerations",
+                           json_value(R"([{"key":"node.kubernetes.io/not-ready","operator":"Exists",)"
+                                      R"("effect":"NoExecute","tolerationSeconds":)" +
+                                          std::to_string(300 + i) + "}]",
+                                      a),
+                           a);
+      });
   const Answer a = answer(Harness(default_policy(), snapshot({})), review_for(doc));
   for (const char* check : {kCheckpoint, kZone, kGpu}) {
     const auto warnings = a.warnings_of(check);
@@ -768,12 +818,11 @@ TEST(WorkloadKinds, StatefulSetVolumeClaimTemplatesAreDurableVolumesOfItsPods) {
   // StatefulSet controller does: the emptyDir "scratch" becomes a PVC.
   rapidjson::Document gappy = workload("statefulset");
   auto& a = gappy.GetAllocator();
-  gappy["spec"].AddMember(
-      "volumeClaimTemplates",
-      json_value(R"([{"metadata":{"name":"scratch"},"spec":{"accessModes":["ReadWriteOnce"],)"
-                 R"("resources":{"requests":{"storage":"500Gi"}}}}])",
-                 a),
-      a);
+  gappy["spec"].AddMember("volumeClaimTemplates",
+                          json_value(R"([{"metadata":{"name":"scratch"},"spec":{"accessModes":["ReadWriteOnce"],)"
+                                     R"("resources":{"requests":{"storage":"500Gi"}}}}])",
+                                     a),
+                          a);
   EXPECT_EQ(run("statefulset").warnings_of(kCheckpoint).size(), 1u) << "emptyDir at a checkpoint path";
   const Answer fixed = answer(Harness(), review_for(gappy));
   EXPECT_TRUE(fixed.warnings_of(kCheckpoint).empty()) << listing(fixed.warnings);
@@ -784,7 +833,8 @@ TEST(WorkloadKinds, ExemptionOnTheWorkloadCoversEveryPartAndOnATemplateOnlyThatP
   auto& a = whole.GetAllocator();
   whole["metadata"].AddMember(
       "annotations",
-      json_value(R"({"kubegap.io/exempt":"checkpoint-volume","kubegap.io/exempt-reason":"saves to s3 via the SDK"})", a),
+      json_value(R"({"kubegap.io/exempt":"checkpoint-volume","kubegap.io/exempt-reason":"saves to s3 via the SDK"})",
+                 a),
       a);
   const Answer exempt = answer(Harness(), review_for(whole));
   EXPECT_TRUE(exempt.warnings_of(kCheckpoint).empty()) << listing(exempt.warnings);
@@ -832,11 +882,11 @@ TEST(WorkloadKinds, AWrongTypeInsideATemplateIsAnErrorAnnotationNamingItsJsonPat
   volcano["spec"]["tasks"][1]["template"]["spec"]["nodeSelector"]["topology.kubernetes.io/zone"] = 7;
   const Answer b = answer(Harness(), review_for(volcano));
   EXPECT_TRUE(b.warnings.empty()) << listing(b.warnings);
-  EXPECT_EQ(b.annotations,
-            (std::map<std::string, std::string>{
-                {"error",
-                 "not evaluated: request.object.spec.tasks[1].template.spec.nodeSelector."
-                 "topology.kubernetes.io/zone: expected a string"}}));
+  EXPECT_EQ(
+      b.annotations,
+      (std::map<std::string, std::string>{{"error",
+                                           "not evaluated: request.object.spec.tasks[1].template.spec.nodeSelector."
+                                           "topology.kubernetes.io/zone: expected a string"}}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -880,63 +930,102 @@ INSTANTIATE_TEST_SUITE_P(
     Labels, WorkloadPdb,
     ::testing::Values(
         // Kubeflow training-operator: job-name, replica-type in lower case.
-        PdbCase{"pytorchjob_by_job_name", "pytorchjob", kNamespace,
-                {{"training.kubeflow.org/job-name", "pytorch-simple"}}, std::nullopt},
-        PdbCase{"pytorchjob_other_job_name", "pytorchjob", kNamespace,
-                {{"training.kubeflow.org/job-name", "pytorch-other"}}, "replica Master, replica Worker"},
-        PdbCase{"pytorchjob_same_name_other_namespace", "pytorchjob", "team-b",
-                {{"training.kubeflow.org/job-name", "pytorch-simple"}}, "replica Master, replica Worker"},
-        PdbCase{"pytorchjob_workers_only", "pytorchjob", kNamespace,
-                {{"training.kubeflow.org/job-name", "pytorch-simple"},
-                 {"training.kubeflow.org/replica-type", "worker"}},
-                "replica Master"},
-        PdbCase{"tfjob_chief_only", "tfjob", kNamespace,
+        PdbCase{"pytorchjob_by_job_name",
+                "pytorchjob",
+                kNamespace,
+                {{"training.kubeflow.org/job-name", "pytorch-simple"}},
+                std::nullopt},
+        PdbCase{"pytorchjob_other_job_name",
+                "pytorchjob",
+                kNamespace,
+                {{"training.kubeflow.org/job-name", "pytorch-other"}},
+                "replica Master, replica Worker"},
+        PdbCase{"pytorchjob_same_name_other_namespace",
+                "pytorchjob",
+                "team-b",
+                {{"training.kubeflow.org/job-name", "pytorch-simple"}},
+                "replica Master, replica Worker"},
+        PdbCase{
+            "pytorchjob_workers_only",
+            "pytorchjob",
+            kNamespace,
+            {{"training.kubeflow.org/job-name", "pytorch-simple"}, {"training.kubeflow.org/replica-type", "worker"}},
+            "replica Master"},
+        PdbCase{"tfjob_chief_only",
+                "tfjob",
+                kNamespace,
                 {{"training.kubeflow.org/job-name", "dist-mnist-for-e2e-test"},
                  {"training.kubeflow.org/replica-type", "chief"}},
                 "replica Worker"},
         // mpi-operator v2beta1: job-name and job-role (launcher, worker).
-        PdbCase{"mpijob_workers_only", "mpijob", kNamespace,
-                {{"training.kubeflow.org/job-name", "tensorflow-benchmarks"},
-                 {"training.kubeflow.org/job-role", "worker"}},
-                "replica Launcher"},
+        PdbCase{
+            "mpijob_workers_only",
+            "mpijob",
+            kNamespace,
+            {{"training.kubeflow.org/job-name", "tensorflow-benchmarks"}, {"training.kubeflow.org/job-role", "worker"}},
+            "replica Launcher"},
         // JobSet: jobset-name, replicatedjob-name.
-        PdbCase{"jobset_by_jobset_name", "jobset", kNamespace,
-                {{"jobset.sigs.k8s.io/jobset-name", "pytorch-resnet"}}, std::nullopt},
-        PdbCase{"jobset_other_jobset_name", "jobset", kNamespace,
-                {{"jobset.sigs.k8s.io/jobset-name", "other"}}, "replicatedJob driver, replicatedJob workers"},
-        PdbCase{"jobset_workers_only", "jobset", kNamespace,
-                {{"jobset.sigs.k8s.io/replicatedjob-name", "workers"}}, "replicatedJob driver"},
-        // batch/v1 Job: batch.kubernetes.io/job-name and the legacy job-name.
-        PdbCase{"job_by_job_name", "job", kNamespace, {{"batch.kubernetes.io/job-name", "llm-finetune"}},
+        PdbCase{"jobset_by_jobset_name",
+                "jobset",
+                kNamespace,
+                {{"jobset.sigs.k8s.io/jobset-name", "pytorch-resnet"}},
                 std::nullopt},
+        PdbCase{"jobset_other_jobset_name",
+                "jobset",
+                kNamespace,
+                {{"jobset.sigs.k8s.io/jobset-name", "other"}},
+                "replicatedJob driver, replicatedJob workers"},
+        PdbCase{"jobset_workers_only",
+                "jobset",
+                kNamespace,
+                {{"jobset.sigs.k8s.io/replicatedjob-name", "workers"}},
+                "replicatedJob driver"},
+        // batch/v1 Job: batch.kubernetes.io/job-name and the legacy job-name.
+        PdbCase{"job_by_job_name", "job", kNamespace, {{"batch.kubernetes.io/job-name", "llm-finetune"}}, std::nullopt},
         PdbCase{"job_by_legacy_job_name", "job", kNamespace, {{"job-name", "llm-finetune"}}, std::nullopt},
         PdbCase{"job_other_job_name", "job", kNamespace, {{"batch.kubernetes.io/job-name", "other"}}, ""},
         // Volcano: job-name, task-spec.
-        PdbCase{"volcano_by_job_name", "volcano-job", kNamespace, {{"volcano.sh/job-name", "pytorch-job"}},
-                std::nullopt},
-        PdbCase{"volcano_other_job_name", "volcano-job", kNamespace, {{"volcano.sh/job-name", "other"}},
+        PdbCase{
+            "volcano_by_job_name", "volcano-job", kNamespace, {{"volcano.sh/job-name", "pytorch-job"}}, std::nullopt},
+        PdbCase{"volcano_other_job_name",
+                "volcano-job",
+                kNamespace,
+                {{"volcano.sh/job-name", "other"}},
                 "task master, task worker"},
-        PdbCase{"volcano_worker_task_only", "volcano-job", kNamespace,
-                {{"volcano.sh/job-name", "pytorch-job"}, {"volcano.sh/task-spec", "worker"}}, "task master"},
+        PdbCase{"volcano_worker_task_only",
+                "volcano-job",
+                kNamespace,
+                {{"volcano.sh/job-name", "pytorch-job"}, {"volcano.sh/task-spec", "worker"}},
+                "task master"},
         // KubeRay: a RayCluster's name is known, a RayJob's generated cluster name is not.
-        PdbCase{"raycluster_by_cluster", "raycluster", kNamespace, {{"ray.io/cluster", "raycluster-complete"}},
+        PdbCase{"raycluster_by_cluster",
+                "raycluster",
+                kNamespace,
+                {{"ray.io/cluster", "raycluster-complete"}},
                 std::nullopt},
-        PdbCase{"rayjob_by_its_own_name_is_not_its_cluster", "rayjob", kNamespace,
-                {{"ray.io/cluster", "rayjob-sample"}}, "workerGroup gpu-group"},
+        PdbCase{"rayjob_by_its_own_name_is_not_its_cluster",
+                "rayjob",
+                kNamespace,
+                {{"ray.io/cluster", "rayjob-sample"}},
+                "workerGroup gpu-group"},
         // The CPU head of an (auto) RayJob is not evaluated: workers are all there is.
         PdbCase{"rayjob_worker_nodes_only", "rayjob", kNamespace, {{"ray.io/node-type", "worker"}}, std::nullopt},
         // LeaderWorkerSet: name; template labels count too.
-        PdbCase{"leaderworkerset_by_name", "leaderworkerset", kNamespace,
-                {{"leaderworkerset.sigs.k8s.io/name", "vllm"}}, std::nullopt},
-        PdbCase{"leaderworkerset_leader_template_label", "leaderworkerset", kNamespace, {{"role", "leader"}},
-                "worker"}),
+        PdbCase{"leaderworkerset_by_name",
+                "leaderworkerset",
+                kNamespace,
+                {{"leaderworkerset.sigs.k8s.io/name", "vllm"}},
+                std::nullopt},
+        PdbCase{
+            "leaderworkerset_leader_template_label", "leaderworkerset", kNamespace, {{"role", "leader"}}, "worker"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(WorkloadBudget, GenerateNamedJobDoesNotGetTheNameBasedLabel) {
   // Its name is unknown at admission: no PDB on a job-name value can be known to match.
   for (const char* value : {"llm-sweep-", "llm-sweep-*", ""}) {
     for (const char* key : {"batch.kubernetes.io/job-name", "job-name"}) {
-      const Answer a = run("job-generate-name", {}, Harness(default_policy(), snapshot({budget(kNamespace, {{key, value}})})));
+      const Answer a =
+          run("job-generate-name", {}, Harness(default_policy(), snapshot({budget(kNamespace, {{key, value}})})));
       EXPECT_EQ(a.warnings_of(kBudget).size(), 1u) << key << "=" << value << listing(a.warnings);
     }
   }
@@ -947,7 +1036,8 @@ TEST(WorkloadBudget, GenerateNamedJobDoesNotGetTheNameBasedLabel) {
   EXPECT_TRUE(run("job", {}, with_exists).warnings_of(kBudget).empty());
   EXPECT_EQ(run("job-generate-name", {}, with_exists).warnings_of(kBudget).size(), 1u);
   // Its template labels still count.
-  const Answer by_app = run("job-generate-name", {}, Harness(default_policy(), snapshot({budget(kNamespace, {{"app", "llm-sweep"}})})));
+  const Answer by_app =
+      run("job-generate-name", {}, Harness(default_policy(), snapshot({budget(kNamespace, {{"app", "llm-sweep"}})})));
   EXPECT_TRUE(by_app.result.evaluated);
   EXPECT_EQ(by_app.result.name, "llm-sweep-*");
   EXPECT_TRUE(by_app.warnings_of(kBudget).empty()) << listing(by_app.warnings);
@@ -976,14 +1066,16 @@ TEST(WorkloadBudget, WellConfiguredWorkloadsWithTheirBudgetGetNoWarningAndNoAnno
   // A RayJob's cluster name is generated: its budget selects on the node labels KubeRay
   // adds to the head and to every worker.
   const std::vector<Requirement> ray_node = {{"ray.io/node-type", "Exists", {}}};
-  const Answer ray = run("rayjob-well-configured", {}, Harness(default_policy(), snapshot({budget(kNamespace, {}, ray_node)})));
+  const Answer ray =
+      run("rayjob-well-configured", {}, Harness(default_policy(), snapshot({budget(kNamespace, {}, ray_node)})));
   EXPECT_TRUE(ray.warnings.empty()) << listing(ray.warnings);
   EXPECT_TRUE(ray.annotations.empty()) << ray.result.body;
 }
 
 TEST(WorkloadBudget, EmptySelectorProtectsEveryPartOfEveryWorkloadInTheNamespace) {
   const Harness harness(default_policy(), snapshot({budget(kNamespace, {})}));
-  for (const char* fixture : {"pytorchjob", "jobset", "rayjob", "volcano-job", "leaderworkerset", "job-generate-name"}) {
+  for (const char* fixture :
+       {"pytorchjob", "jobset", "rayjob", "volcano-job", "leaderworkerset", "job-generate-name"}) {
     EXPECT_TRUE(run(fixture, {}, harness).warnings_of(kBudget).empty()) << fixture;
   }
 }
@@ -1042,9 +1134,9 @@ TEST(WorkloadPolicy, ANewCrdRowInThePolicyFileMakesItsKindEvaluatedWithoutCode) 
   ASSERT_NE(policy.workload_kind("example.com", "TrainingRun"), nullptr);
   const Answer a = answer(Harness(policy), body);
   EXPECT_TRUE(a.result.evaluated);
-  expect_warnings(a,
-                  {{kCheckpoint, "worker trainer, worker evaluator", kNoDurable}, {kGpu, "worker trainer", kDefault300}},
-                  "TrainingRun");
+  expect_warnings(
+      a, {{kCheckpoint, "worker trainer, worker evaluator", kNoDurable}, {kGpu, "worker trainer", kDefault300}},
+      "TrainingRun");
   EXPECT_EQ(a.annotations.at(kBudget), kNoClusterView);
 
   // Its podLabels are data too: a budget on them protects the run.
@@ -1074,8 +1166,9 @@ TEST(WorkloadPolicy, ARowForAnExistingKindReplacesTheDefaultRow) {
       << checkpoint[0];
   // The replacing row has no podLabels: a budget on the operator's job-name no longer
   // counts, because the row no longer says the pods carry it.
-  const Answer b = run("pytorchjob", {},
-                       Harness(policy, snapshot({budget(kNamespace, {{"training.kubeflow.org/job-name", "pytorch-simple"}})})));
+  const Answer b =
+      run("pytorchjob", {},
+          Harness(policy, snapshot({budget(kNamespace, {{"training.kubeflow.org/job-name", "pytorch-simple"}})})));
   EXPECT_EQ(b.warnings_of(kBudget).size(), 1u) << listing(b.warnings);
 }
 
@@ -1107,9 +1200,9 @@ std::string config_error(const std::string& yaml) {
 }
 
 TEST(WorkloadPolicy, AMalformedTemplatePathIsRejectedWithFileLineAndKey) {
-  for (const char* path : {"spec..template", "spec.a[b", "spec.workers[na me].template", ".spec.template",
-                           "spec.template.", "spec.[name].template", "spec.workers[name]x.template",
-                           "spec.work ers.template"}) {
+  for (const char* path :
+       {"spec..template", "spec.a[b", "spec.workers[na me].template", ".spec.template", "spec.template.",
+        "spec.[name].template", "spec.workers[name]x.template", "spec.work ers.template"}) {
     const std::string yaml = std::string(R"(apiVersion: kubegap.io/v1alpha1
 kind: Policy
 workloadKinds:
@@ -1126,8 +1219,9 @@ workloadKinds:
   }
   // Well-formed paths are accepted.
   for (const char* path : {"", "spec.template", "spec.workers[name].template", "spec.*.template", "spec.a_b-c.t"}) {
-    const std::string yaml = std::string("workloadKinds:\n  - {group: example.com, kind: TrainingRun, templates: [{path: \"") +
-                             path + "\", part: x}]}\n";
+    const std::string yaml =
+        std::string("workloadKinds:\n  - {group: example.com, kind: TrainingRun, templates: [{path: \"") + path +
+        "\", part: x}]}\n";
     EXPECT_EQ(config_error(yaml), "") << path;
   }
 }
@@ -1150,16 +1244,14 @@ TEST(WorkloadPolicy, AnUnknownKeyInARowOrATemplateIsRejectedWithFileLineAndKey) 
       - paht: spec.template
         part: ""
 )");
-  EXPECT_EQ(in_template.rfind("team-policy.yaml:5: workloadKinds.templates.paht: unknown key", 0), 0u)
-      << in_template;
+  EXPECT_EQ(in_template.rfind("team-policy.yaml:5: workloadKinds.templates.paht: unknown key", 0), 0u) << in_template;
 
   const std::string no_template = config_error(R"(workloadKinds:
   - group: example.com
     kind: TrainingRun
     training: true
 )");
-  EXPECT_EQ(no_template.rfind("team-policy.yaml:2: workloadKinds: kind TrainingRun needs at least one template", 0),
-            0u)
+  EXPECT_EQ(no_template.rfind("team-policy.yaml:2: workloadKinds: kind TrainingRun needs at least one template", 0), 0u)
       << no_template;
 }
 
@@ -1178,8 +1270,10 @@ TEST(WorkloadOwnedPods, PodOwnedByAPyTorchJobKeepsItsAuditAnnotations) {
   EXPECT_EQ(a.annotations.at(kBudget), kNoClusterView);
 
   // The operator's labels are on the Pod itself: the job's budget protects it.
-  const Answer covered = run("pytorchjob-worker-pod", {},
-                             Harness(default_policy(), snapshot({budget(kNamespace, {{"training.kubeflow.org/job-name", "pytorch-simple"}})})));
+  const Answer covered =
+      run("pytorchjob-worker-pod", {},
+          Harness(default_policy(),
+                  snapshot({budget(kNamespace, {{"training.kubeflow.org/job-name", "pytorch-simple"}})})));
   EXPECT_FALSE(covered.annotations.contains(kBudget));
   EXPECT_TRUE(covered.annotations.contains(kCheckpoint));
 }
@@ -1201,7 +1295,6 @@ TEST(WorkloadOwnedPods, CpuPodOfATrainingJobIsATrainingPodByItsFrameworkLabel) {
   const Answer orphan = answer(Harness(), review_for(pod));
   EXPECT_TRUE(orphan.annotations.empty()) << "a CPU pod without framework labels or owner is not a training pod";
 }
-
 
 // ---------------------------------------------------------------------------------------
 // Issue 10: training vs serving, controller-added volumes, owners, accelerators.
@@ -1290,10 +1383,14 @@ TEST(WorkloadClasses, DraClaimOfAnAcceleratorDeviceClassMakesAnAcceleratorPod) {
   EXPECT_EQ(unresolved.warnings_of(kCheckpoint).size(), 1u) << listing(unresolved.warnings);
   EXPECT_EQ(unresolved.warnings_of(kGpu).size(), 1u) << listing(unresolved.warnings);
   // Resolved to a GPU device class: the same.
-  const Answer gpu = run("dra-pod", {}, Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"gpu.nvidia.com"}}})));
+  const Answer gpu =
+      run("dra-pod", {},
+          Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"gpu.nvidia.com"}}})));
   EXPECT_EQ(gpu.warnings_of(kGpu).size(), 1u) << listing(gpu.warnings);
   // Resolved to a device class that is not an accelerator (a NIC): not a training pod.
-  const Answer nic = run("dra-pod", {}, Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"nic.example.com"}}})));
+  const Answer nic =
+      run("dra-pod", {},
+          Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"nic.example.com"}}})));
   EXPECT_TRUE(nic.warnings.empty()) << listing(nic.warnings);
 }
 
@@ -1325,16 +1422,18 @@ TEST(WorkloadClasses, PolicyFileSetsClassesAndRejectsUnknownOnes) {
   EXPECT_EQ(p.checks_by_class.at(kubegap::WorkloadClass::kServing), std::vector<std::string>{kZone});
   EXPECT_EQ(p.checks_by_class.at(kubegap::WorkloadClass::kTraining), default_policy().enabled_checks);
   EXPECT_EQ(p.workload_kind("apps", "Deployment")->workload_class, kubegap::WorkloadClass::kTraining);
-  EXPECT_NE(config_error("checksByClass:\n  batch: []\n").find("team-policy.yaml:2: checksByClass: unknown class \"batch\""),
-            std::string::npos)
+  EXPECT_NE(
+      config_error("checksByClass:\n  batch: []\n").find("team-policy.yaml:2: checksByClass: unknown class \"batch\""),
+      std::string::npos)
       << config_error("checksByClass:\n  batch: []\n");
   EXPECT_NE(config_error("checksByClass:\n  serving: [frob]\n").find("unknown check \"frob\""), std::string::npos);
   EXPECT_NE(config_error("workloadKinds:\n  - {kind: X, class: web, templates: [{path: spec, part: x}]}\n")
                 .find("unknown class \"web\""),
             std::string::npos);
-  EXPECT_NE(config_error("workloadKinds:\n  - {kind: X, templates: [{path: spec, part: x}], claimTemplates: [\"a..b\"]}\n")
-                .find("empty segment"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error("workloadKinds:\n  - {kind: X, templates: [{path: spec, part: x}], claimTemplates: [\"a..b\"]}\n")
+          .find("empty segment"),
+      std::string::npos);
 }
 
 TEST(WorkloadClasses, ACoordinatorRunningDiagnosticsOutranksAWorkersCheckpointMount) {
@@ -1342,9 +1441,11 @@ TEST(WorkloadClasses, ACoordinatorRunningDiagnosticsOutranksAWorkersCheckpointMo
   auto& alloc = job.GetAllocator();
   auto& launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0];
   launcher.RemoveMember("args");
-  launcher["command"] = json_value(R"(["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8"])", alloc);
+  launcher["command"] =
+      json_value(R"(["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8"])", alloc);
   auto& worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"];
-  worker["containers"][0].AddMember("volumeMounts", json_value(R"([{"name": "ckpt", "mountPath": "/checkpoints"}])", alloc), alloc);
+  worker["containers"][0].AddMember("volumeMounts",
+                                    json_value(R"([{"name": "ckpt", "mountPath": "/checkpoints"}])", alloc), alloc);
   worker.AddMember("volumes", json_value(R"([{"name": "ckpt", "emptyDir": {}}])", alloc), alloc);
   const Answer a = answer(Harness(), review_for(job));
   EXPECT_TRUE(a.warnings.empty()) << listing(a.warnings);
@@ -1374,12 +1475,14 @@ TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {
   for (const auto& webhook : config["webhooks"]) {
     for (const auto& rule : webhook["rules"]) {
       for (const auto& group : rule["apiGroups"]) {
-        for (const auto& resource : rule["resources"]) routed.emplace(group.as<std::string>(), resource.as<std::string>());
+        for (const auto& resource : rule["resources"])
+          routed.emplace(group.as<std::string>(), resource.as<std::string>());
       }
     }
   }
   for (const auto& row : kubegap::default_workload_kinds()) {
-    EXPECT_TRUE(routed.contains({row.group, lower(row.kind) + "s"})) << row.group << "/" << row.kind << " is not routed";
+    EXPECT_TRUE(routed.contains({row.group, lower(row.kind) + "s"}))
+        << row.group << "/" << row.kind << " is not routed";
   }
 }
 

@@ -3,9 +3,21 @@
 // calls on_change only for changes the checks read, relists on 410 Gone and backs off on
 // errors; ClusterWatcher publishes one snapshot per burst; SnapshotPublisher frees a
 // replaced snapshot itself, never on the thread that dropped it last.
+#include "webhook/kube/cluster_watcher.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -20,18 +32,6 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-
-#include "webhook/kube/cluster_watcher.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/reflector.h"
 #include "webhook/kube/snapshot_publisher.h"
@@ -68,7 +68,9 @@ struct Reply {
 class FakeApiServer {
  public:
   explicit FakeApiServer(std::function<Reply(const std::string&)> script)
-      : script_(std::move(script)), tls_(ssl::context::tls_server), acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
+      : script_(std::move(script)),
+        tls_(ssl::context::tls_server),
+        acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
     tls_.use_certificate_chain_file(kCerts + "/tls.crt");
     tls_.use_private_key_file(kCerts + "/tls.key", ssl::context::pem);
     port_ = acceptor_.local_endpoint().port();
@@ -130,7 +132,8 @@ class FakeApiServer {
         // so the events go out at once.
         held_.push_back(stream);  // open until the client goes away or the server stops
         std::ostringstream raw;
-        raw << "HTTP/1.1 " << reply.status << " OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+        raw << "HTTP/1.1 " << reply.status
+            << " OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
         if (!reply.body.empty()) raw << std::hex << reply.body.size() << "\r\n" << reply.body << "\r\n";
         auto bytes = std::make_shared<std::string>(raw.str());
         net::async_write(*stream, net::buffer(*bytes), [stream, bytes](beast::error_code, std::size_t) {});
@@ -159,8 +162,10 @@ class FakeApiServer {
 std::string node(const std::string& name, const std::string& rv, const std::string& pool,
                  const std::string& heartbeat = "t0") {
   return R"({"kind":"Node","apiVersion":"v1","metadata":{"name":")" + name + R"(","resourceVersion":")" + rv +
-         R"(","labels":{"pool":")" + pool + R"(","topology.kubernetes.io/zone":"z1"}},"spec":{},)"
-         R"("status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":")" + heartbeat + R"("}]}})";
+         R"(","labels":{"pool":")" + pool +
+         R"(","topology.kubernetes.io/zone":"z1"}},"spec":{},)"
+         R"("status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":")" +
+         heartbeat + R"("}]}})";
 }
 
 std::string node_list(const std::string& rv, const std::string& continue_token, const std::vector<std::string>& items) {
@@ -185,7 +190,8 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 class NodeReflectorRun {
  public:
   NodeReflectorRun(FakeApiServer& server, kubegap::WatcherOptions options)
-      : strand_(net::make_strand(ioc_)), client_(strand_, server.endpoint()),
+      : strand_(net::make_strand(ioc_)),
+        client_(strand_, server.endpoint()),
         reflector_("nodes", "/api/v1/nodes", {kubegap::decode_node_object, kubegap::node_key}, client_, metrics_,
                    options, [this] { ++changes_; }) {
     metrics_.cluster_view_enabled();
@@ -205,7 +211,9 @@ class NodeReflectorRun {
     if (future.wait_for(20s) != std::future_status::ready) throw std::runtime_error("the reflector's thread is gone");
     return future.get();
   }
-  int changes() { return on_strand([this] { return changes_; }); }
+  int changes() {
+    return on_strand([this] { return changes_; });
+  }
   std::vector<std::string> names() {
     return on_strand([this] {
       std::vector<std::string> out;
@@ -214,7 +222,9 @@ class NodeReflectorRun {
       return out;
     });
   }
-  std::string resource_version() { return on_strand([this] { return reflector_.store().resource_version(); }); }
+  std::string resource_version() {
+    return on_strand([this] { return reflector_.store().resource_version(); });
+  }
   kubegap::Metrics& metrics() { return metrics_; }
 
  private:
@@ -253,9 +263,8 @@ bool eventually(Done done) {
 bool io_barrier(net::io_context& ioc, std::chrono::milliseconds after) {
   auto done = std::make_shared<std::promise<void>>();
   auto timer = std::make_shared<net::steady_timer>(ioc, after);
-  timer->async_wait([&ioc, timer, done](const boost::system::error_code&) {
-    net::post(ioc, [done] { done->set_value(); });
-  });
+  timer->async_wait(
+      [&ioc, timer, done](const boost::system::error_code&) { net::post(ioc, [done] { done->set_value(); }); });
   return done->get_future().wait_for(20s) == std::future_status::ready;
 }
 
@@ -263,7 +272,8 @@ TEST(Reflector, ListsInPagesThenWatchesFromTheListsVersionAndRelistsOnGone) {
   int watches = 0;
   int lists = 0;
   FakeApiServer server([&](const std::string& target) -> Reply {
-    if (starts_with(target, "/api/v1/nodes?limit=2&continue=c%201")) return {200, node_list("100", "", {node("n3", "90", "b")})};
+    if (starts_with(target, "/api/v1/nodes?limit=2&continue=c%201"))
+      return {200, node_list("100", "", {node("n3", "90", "b")})};
     if (starts_with(target, "/api/v1/nodes?limit=2")) {
       ++lists;
       if (lists == 1) return {200, node_list("100", "c 1", {node("n1", "80", "a"), node("n2", "85", "a")})};
@@ -356,13 +366,16 @@ TEST(ClusterWatcher, PublishesOneSnapshotWithBothResourcesAndNoneForHeartbeats) 
   FakeApiServer server([&](const std::string& target) -> Reply {
     if (starts_with(target, "/api/v1/nodes?limit=")) return {200, node_list("10", "", {node("n1", "5", "a")})};
     if (starts_with(target, "/apis/policy/v1/poddisruptionbudgets?limit=")) {
-      return {200, R"({"kind":"PodDisruptionBudgetList","apiVersion":"policy/v1","metadata":{"resourceVersion":"11"},"items":[)"
-                   R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"name":"b","namespace":"ml","resourceVersion":"9"},)"
-                   R"("spec":{"selector":{"matchLabels":{"app":"x"}},"maxUnavailable":0}}]})"};
+      return {
+          200,
+          R"({"kind":"PodDisruptionBudgetList","apiVersion":"policy/v1","metadata":{"resourceVersion":"11"},"items":[)"
+          R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"name":"b","namespace":"ml","resourceVersion":"9"},)"
+          R"("spec":{"selector":{"matchLabels":{"app":"x"}},"maxUnavailable":0}}]})"};
     }
     if (starts_with(target, "/api/v1/nodes?watch=1") && ++node_watches == 1) {
       std::string heartbeats;
-      for (int i = 0; i < 5; ++i) heartbeats += event("MODIFIED", node("n1", std::to_string(20 + i), "a", "t" + std::to_string(i)));
+      for (int i = 0; i < 5; ++i)
+        heartbeats += event("MODIFIED", node("n1", std::to_string(20 + i), "a", "t" + std::to_string(i)));
       return {200, heartbeats};  // then the watch ends, and the next resumes after them
     }
     return {200, "", true};

@@ -3,8 +3,9 @@
 // tokens (a token file re-read on rotation), errors naming the file; the in-cluster
 // endpoint from the environment and the service-account directory; and the helpers of
 // the watch client that depend on it: url_encode and make_client_tls_context.
-#include <gtest/gtest.h>
+#include "webhook/kube/kube_config.h"
 
+#include <gtest/gtest.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <stdlib.h>
@@ -19,9 +20,8 @@
 #include <vector>
 
 #include "tests/webhook/test_util.h"
-#include "webhook/kube/kube_client.h"
-#include "webhook/kube/kube_config.h"
 #include "webhook/core/errors.h"
+#include "webhook/kube/kube_client.h"
 
 namespace kgtest {
 namespace {
@@ -150,12 +150,16 @@ std::string multi_context(const std::string& current) {
   return "apiVersion: v1\n"
          "kind: Config\n"
          "preferences: {}\n"
-         "current-context: " + current + "\n"
+         "current-context: " +
+         current +
+         "\n"
          "clusters:\n"
          "- name: prod\n"
          "  cluster:\n"
          "    server: https://prod.k8s.example.com:6443\n"
-         "    certificate-authority-data: " + base64("PROD CA PEM") + "\n"
+         "    certificate-authority-data: " +
+         base64("PROD CA PEM") +
+         "\n"
          "- name: staging\n"
          "  cluster:\n"
          "    server: https://staging.k8s.example.com:8443/\n"
@@ -177,8 +181,12 @@ std::string multi_context(const std::string& current) {
          "users:\n"
          "- name: prod-admin\n"
          "  user:\n"
-         "    client-certificate-data: " + base64("PROD CLIENT CERT") + "\n"
-         "    client-key-data: " + base64("PROD CLIENT KEY") + "\n"
+         "    client-certificate-data: " +
+         base64("PROD CLIENT CERT") +
+         "\n"
+         "    client-key-data: " +
+         base64("PROD CLIENT KEY") +
+         "\n"
          "- name: ci-bot\n"
          "  user:\n"
          "    token: staging-ci-token\n"
@@ -248,9 +256,9 @@ TEST(LoadKubeconfig, ServerUrlGivesHostAndPortWith443ByDefault) {
 }
 
 TEST(SplitServerUrl, RejectsWhatIsNotAnHttpsHostAndNamesTheSource) {
-  for (const std::string url : {"http://api.example.com:8080", "api.example.com:6443", "", "HTTP://x", "https://",
-                                "https://:6443", "https://api.example.com:", "https://[::1", "https://[]:6443",
-                                "https://[::1]:"}) {
+  for (const std::string url :
+       {"http://api.example.com:8080", "api.example.com:6443", "", "HTTP://x", "https://", "https://:6443",
+        "https://api.example.com:", "https://[::1", "https://[]:6443", "https://[::1]:"}) {
     SCOPED_TRACE(url);
     KubeEndpoint endpoint;
     try {
@@ -272,13 +280,15 @@ TEST(LoadKubeconfig, CertificateAuthorityDataIsBase64Decoded) {
 TEST(LoadKubeconfig, CertificateAuthorityFileIsRelativeToTheKubeconfigsDirectory) {
   TempDir dir;
   dir.write("certs/ca.crt", kCaPem);
-  const std::string config = dir.write("nested/../config", kubeconfig(kServer + "    certificate-authority: certs/ca.crt\n", ""));
+  const std::string config =
+      dir.write("nested/../config", kubeconfig(kServer + "    certificate-authority: certs/ca.crt\n", ""));
   ASSERT_NE(fs::current_path(), dir.path()) << "the test must not run inside the kubeconfig's directory";
   EXPECT_EQ(load_kubeconfig(config).ca_pem, kCaPem);
 
   // An absolute path is used as it is.
   const std::string absolute = dir.write("elsewhere/ca.pem", "ABSOLUTE CA");
-  EXPECT_EQ(load_kubeconfig(dir.write("sub/config", kubeconfig(kServer + "    certificate-authority: " + absolute + "\n", "")))
+  EXPECT_EQ(load_kubeconfig(
+                dir.write("sub/config", kubeconfig(kServer + "    certificate-authority: " + absolute + "\n", "")))
                 .ca_pem,
             "ABSOLUTE CA");
 
@@ -297,10 +307,10 @@ TEST(ParseKubeconfig, ReadsTheNamedFilesThroughTheGivenReader) {
     asked.push_back(path);
     return std::string("PEM OF ") + path;
   };
-  const auto endpoint = kubegap::parse_kubeconfig(
-      kubeconfig(kServer + "    certificate-authority: certs/ca.crt\n",
-                 "    client-certificate: /abs/admin.crt\n    client-key: admin.key\n"),
-      "/home/me/.kube/config", reader);
+  const auto endpoint =
+      kubegap::parse_kubeconfig(kubeconfig(kServer + "    certificate-authority: certs/ca.crt\n",
+                                           "    client-certificate: /abs/admin.crt\n    client-key: admin.key\n"),
+                                "/home/me/.kube/config", reader);
   EXPECT_EQ(endpoint.ca_pem, "PEM OF /home/me/.kube/certs/ca.crt");
   EXPECT_EQ(endpoint.client_cert_pem, "PEM OF /abs/admin.crt");
   EXPECT_EQ(endpoint.client_key_pem, "PEM OF /home/me/.kube/admin.key");
@@ -311,18 +321,18 @@ TEST(ParseKubeconfig, ReadsTheNamedFilesThroughTheGivenReader) {
 TEST(LoadKubeconfig, CertificateAuthorityDataWinsOverTheFile) {
   TempDir dir;
   dir.write("ca.crt", "FROM FILE");
-  const auto endpoint = load_kubeconfig(dir.write(
-      "config", kubeconfig(kServer + "    certificate-authority: ca.crt\n    certificate-authority-data: " +
-                               base64("FROM DATA") + "\n",
-                           "")));
+  const auto endpoint = load_kubeconfig(
+      dir.write("config", kubeconfig(kServer + "    certificate-authority: ca.crt\n    certificate-authority-data: " +
+                                         base64("FROM DATA") + "\n",
+                                     "")));
   EXPECT_EQ(endpoint.ca_pem, "FROM DATA");
 }
 
 TEST(LoadKubeconfig, ClientCertificateAndKeyInlineOrByRelativePath) {
   TempDir dir;
-  const auto inline_data = load_kubeconfig(dir.write(
-      "config", kubeconfig(kServer, "    client-certificate-data: " + base64(kCertPem) + "\n    client-key-data: " +
-                                        base64(kKeyPem) + "\n")));
+  const auto inline_data =
+      load_kubeconfig(dir.write("config", kubeconfig(kServer, "    client-certificate-data: " + base64(kCertPem) +
+                                                                  "\n    client-key-data: " + base64(kKeyPem) + "\n")));
   EXPECT_EQ(inline_data.client_cert_pem, kCertPem);
   EXPECT_EQ(inline_data.client_key_pem, kKeyPem);
   EXPECT_TRUE(inline_data.token.empty());
@@ -337,7 +347,8 @@ TEST(LoadKubeconfig, ClientCertificateAndKeyInlineOrByRelativePath) {
 
 TEST(LoadKubeconfig, BearerTokenIsTheUsersToken) {
   TempDir dir;
-  const auto endpoint = load_kubeconfig(dir.write("config", kubeconfig(kServer, "    token: eyJhbGciOiJSUzI1NiJ9.abc.def\n")));
+  const auto endpoint =
+      load_kubeconfig(dir.write("config", kubeconfig(kServer, "    token: eyJhbGciOiJSUzI1NiJ9.abc.def\n")));
   EXPECT_EQ(endpoint.token, "eyJhbGciOiJSUzI1NiJ9.abc.def");
   EXPECT_TRUE(endpoint.token_file.empty());
   EXPECT_EQ(endpoint.bearer_token(), "eyJhbGciOiJSUzI1NiJ9.abc.def");
@@ -378,9 +389,9 @@ TEST(LoadKubeconfig, InsecureSkipTlsVerifyOnlyWhenTrue) {
 
 TEST(LoadKubeconfig, ContextWithoutAUserHasNoCredentials) {
   TempDir dir;
-  const auto endpoint = load_kubeconfig(dir.write(
-      "config", "current-context: ctx\nclusters:\n- name: c\n  cluster:\n" + kServer +
-                    "contexts:\n- name: ctx\n  context:\n    cluster: c\n"));
+  const auto endpoint =
+      load_kubeconfig(dir.write("config", "current-context: ctx\nclusters:\n- name: c\n  cluster:\n" + kServer +
+                                              "contexts:\n- name: ctx\n  context:\n    cluster: c\n"));
   EXPECT_EQ(endpoint.host, "api.example.com");
   EXPECT_EQ(endpoint.bearer_token(), "");
   EXPECT_TRUE(endpoint.client_cert_pem.empty());
@@ -392,9 +403,8 @@ TEST(LoadKubeconfig, ErrorsNameTheFileAndTheProblem) {
     std::string text;
     std::vector<std::string> mentions;
   };
-  const std::string other_context =
-      "current-context: ctx\nclusters:\n- name: c\n  cluster:\n" + kServer +
-      "contexts:\n- name: elsewhere\n  context: {cluster: c}\n";
+  const std::string other_context = "current-context: ctx\nclusters:\n- name: c\n  cluster:\n" + kServer +
+                                    "contexts:\n- name: elsewhere\n  context: {cluster: c}\n";
   const std::vector<Case> cases = {
       {"no current-context", "apiVersion: v1\nkind: Config\nclusters: []\n", {"no current-context"}},
       {"empty current-context", "current-context: \"\"\n", {"no current-context"}},
@@ -406,16 +416,22 @@ TEST(LoadKubeconfig, ErrorsNameTheFileAndTheProblem) {
        {"cluster", "\"gone\""}},
       {"unknown user name",
        "current-context: ctx\ncontexts:\n- name: ctx\n  context: {cluster: c, user: nobody}\nclusters:\n- name: c\n"
-       "  cluster:\n" + kServer,
+       "  cluster:\n" +
+           kServer,
        {"user", "\"nobody\""}},
-      {"http:// server", kubeconfig("    server: http://api.example.com:8080\n", ""), {"http://api.example.com:8080", "https://"}},
+      {"http:// server",
+       kubeconfig("    server: http://api.example.com:8080\n", ""),
+       {"http://api.example.com:8080", "https://"}},
       {"no server", kubeconfig("    certificate-authority-data: " + base64(kCaPem) + "\n", ""), {"server"}},
-      {"certificate without key", kubeconfig(kServer, "    client-certificate-data: " + base64(kCertPem) + "\n"),
+      {"certificate without key",
+       kubeconfig(kServer, "    client-certificate-data: " + base64(kCertPem) + "\n"),
        {"without a key"}},
       {"key without certificate", kubeconfig(kServer, "    client-key-data: " + base64(kKeyPem) + "\n"), {"key"}},
-      {"bad base64 CA", kubeconfig(kServer + "    certificate-authority-data: not*base64!\n", ""),
+      {"bad base64 CA",
+       kubeconfig(kServer + "    certificate-authority-data: not*base64!\n", ""),
        {"certificate-authority-data", "base64"}},
-      {"bad base64 after padding", kubeconfig(kServer + "    certificate-authority-data: QQ==QQ==\n", ""),
+      {"bad base64 after padding",
+       kubeconfig(kServer + "    certificate-authority-data: QQ==QQ==\n", ""),
        {"certificate-authority-data", "base64"}},
       {"bad base64 client key",
        kubeconfig(kServer, "    client-certificate-data: " + base64(kCertPem) + "\n    client-key-data: \"%%%\"\n"),
@@ -428,9 +444,11 @@ TEST(LoadKubeconfig, ErrorsNameTheFileAndTheProblem) {
       {"contexts holding scalars", "current-context: ctx\ncontexts:\n- ctx\n", {}},
       {"context that is a scalar", "current-context: ctx\ncontexts:\n- name: ctx\n  context: prod\n", {}},
       {"cluster that is a scalar",
-       "current-context: ctx\ncontexts:\n- name: ctx\n  context: {cluster: c}\nclusters:\n- name: c\n  cluster: nope\n", {}},
+       "current-context: ctx\ncontexts:\n- name: ctx\n  context: {cluster: c}\nclusters:\n- name: c\n  cluster: nope\n",
+       {}},
       {"user that is a scalar",
-       "current-context: ctx\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster:\n" +
+       "current-context: ctx\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  "
+       "cluster:\n" +
            kServer + "users:\n- name: u\n  user: nope\n",
        {}},
   };
@@ -467,8 +485,8 @@ TEST(LoadKubeconfig, Base64DataIsDecodedWhateverItsLength) {
     for (std::size_t i = 0; i < size; ++i) bytes += static_cast<char>('A' + i % 26);
     for (const bool pad : {true, false}) {
       SCOPED_TRACE(std::to_string(size) + (pad ? " padded" : " unpadded"));
-      const auto endpoint = load_kubeconfig(
-          dir.write("config", kubeconfig(kServer + "    certificate-authority-data: " + base64(bytes, pad) + "\n", "")));
+      const auto endpoint = load_kubeconfig(dir.write(
+          "config", kubeconfig(kServer + "    certificate-authority-data: " + base64(bytes, pad) + "\n", "")));
       EXPECT_EQ(endpoint.ca_pem, bytes);
     }
   }
@@ -583,8 +601,8 @@ class ClientTlsContext : public ::testing::Test {
   static void SetUpTestSuite() {
     if (std::system("command -v openssl >/dev/null 2>&1") != 0) return;
     dir_ = new TempDir();
-    const std::string command = "'" + source_path("certs/gen-certs.sh") + "' --out '" + dir_->file("certs") +
-                                "' --force >/dev/null 2>&1";
+    const std::string command =
+        "'" + source_path("certs/gen-certs.sh") + "' --out '" + dir_->file("certs") + "' --force >/dev/null 2>&1";
     generated_ = std::system(command.c_str()) == 0;
   }
   static void TearDownTestSuite() {
@@ -650,10 +668,10 @@ TEST_F(ClientTlsContext, InsecureSkipVerifyTurnsVerificationOff) {
 TEST_F(ClientTlsContext, PresentsTheClientCertificateFromAKubeconfig) {
   TempDir dir;
   dir.write("ca.crt", pem("ca.crt"));
-  const std::string config = dir.write(
-      "config", kubeconfig(kServer + "    certificate-authority: ca.crt\n",
-                           "    client-certificate-data: " + base64(pem("tls.crt")) + "\n    client-key-data: " +
-                               base64(pem("tls.key")) + "\n"));
+  const std::string config =
+      dir.write("config", kubeconfig(kServer + "    certificate-authority: ca.crt\n",
+                                     "    client-certificate-data: " + base64(pem("tls.crt")) +
+                                         "\n    client-key-data: " + base64(pem("tls.key")) + "\n"));
   const auto endpoint = load_kubeconfig(config);
   auto ctx = make_client_tls_context(endpoint);
   X509* cert = SSL_CTX_get0_certificate(ctx.native_handle());

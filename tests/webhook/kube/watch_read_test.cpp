@@ -2,15 +2,15 @@
 // sweep, as Beast's own tests do), and reads cut to a few bytes, so a chunk's framing
 // arrives without body bytes. Alongside the real-socket watch tests in
 // cluster_watcher_test.
-#include <optional>
-#include <string>
-#include <vector>
+#include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
-#include <gtest/gtest.h>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "webhook/kube/kube_client.h"
 
@@ -33,9 +33,12 @@ std::string watch_response(const std::vector<std::string>& events) {
 }
 
 const std::vector<std::string> kEvents = {
-    R"({"type":"ADDED","object":{"kind":"Node","metadata":{"name":"a","resourceVersion":"1"}}})" "\n",
-    R"({"type":"MODIFIED","object":{"kind":"Node","metadata":{"name":"a","resourceVersion":"2"}}})" "\n",
-    R"({"type":"BOOKMARK","object":{"kind":"Node","metadata":{"resourceVersion":"3"}}})" "\n"};
+    R"({"type":"ADDED","object":{"kind":"Node","metadata":{"name":"a","resourceVersion":"1"}}})"
+    "\n",
+    R"({"type":"MODIFIED","object":{"kind":"Node","metadata":{"name":"a","resourceVersion":"2"}}})"
+    "\n",
+    R"({"type":"BOOKMARK","object":{"kind":"Node","metadata":{"resourceVersion":"3"}}})"
+    "\n"};
 
 struct Outcome {
   bool header_failed = false;

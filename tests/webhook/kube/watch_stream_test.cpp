@@ -2,6 +2,8 @@
 // response into events whatever the chunking, and ResourceStore keeping PDBs and Nodes
 // current from paginated lists and ADDED/MODIFIED/DELETED/BOOKMARK/ERROR events. Fake
 // streams only: no sockets. The recorded-looking streams are tests/fixtures/kube/*.jsonl.
+#include "webhook/kube/watch_stream.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include "policies/cluster_view.h"
 #include "policies/label_selector.h"
 #include "tests/webhook/test_util.h"
-#include "webhook/kube/watch_stream.h"
 
 namespace kgtest {
 namespace {
@@ -83,11 +84,16 @@ std::string describe(const ResourceStore<T>& store) {
 
 char letter(WatchResult result) {
   switch (result) {
-    case WatchResult::kChanged: return 'C';
-    case WatchResult::kUnchanged: return 'U';
-    case WatchResult::kBookmark: return 'B';
-    case WatchResult::kRelist: return 'R';
-    case WatchResult::kError: return 'E';
+    case WatchResult::kChanged:
+      return 'C';
+    case WatchResult::kUnchanged:
+      return 'U';
+    case WatchResult::kBookmark:
+      return 'B';
+    case WatchResult::kRelist:
+      return 'R';
+    case WatchResult::kError:
+      return 'E';
   }
   return '?';
 }
@@ -107,8 +113,8 @@ std::string pdb_json(const std::string& ns, const std::string& name, const std::
                      const std::string& selector_json) {
   std::string meta = R"("name":")" + name + R"(","resourceVersion":")" + rv + "\"";
   if (!ns.empty()) meta += R"(,"namespace":")" + ns + "\"";
-  return R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{)" + meta +
-         R"(},"spec":{"selector":)" + selector_json + R"(,"maxUnavailable":0}})";
+  return R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{)" + meta + R"(},"spec":{"selector":)" +
+         selector_json + R"(,"maxUnavailable":0}})";
 }
 
 std::string node_json(const std::string& name, const std::string& rv, const std::string& labels_json) {
@@ -126,8 +132,8 @@ std::string bookmark(const std::string& rv) {
 }
 
 std::string status_error(int code, const std::string& reason, const std::string& message) {
-  return event("ERROR", R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
-                            message + R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}");
+  return event("ERROR", R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" + message +
+                            R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}");
 }
 
 std::string pdb_list_page(const std::string& rv, const std::string& continue_token,
@@ -136,8 +142,8 @@ std::string pdb_list_page(const std::string& rv, const std::string& continue_tok
   if (!continue_token.empty()) meta += R"(,"continue":")" + continue_token + R"(","remainingItemCount":2)";
   std::string list;
   for (const auto& item : items) list += (list.empty() ? "" : ",") + item;
-  return R"({"kind":"PodDisruptionBudgetList","apiVersion":"policy/v1","metadata":{)" + meta + R"(},"items":[)" +
-         list + "]}";
+  return R"({"kind":"PodDisruptionBudgetList","apiVersion":"policy/v1","metadata":{)" + meta + R"(},"items":[)" + list +
+         "]}";
 }
 
 const std::string kJobSelector = R"({"matchLabels":{"training.kubeflow.org/job-name":"llm-pretrain"}})";
@@ -303,10 +309,10 @@ TEST(ResourceStoreList, PaginatedListReplacesTheStoreAndTakesTheLastPagesResourc
   const std::string token2 = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NTAwLCJzdGFydCI6ImIvcGRiLTIifQ+/";
   store.start_list();
   std::string continue_token;
-  ASSERT_EQ(store.add_list_page(pdb_list_page("500", token1,
-                                              {pdb_json("a", "pdb-0", "401", kJobSelector),
-                                               pdb_json("a", "pdb-1", "402", "null")}),
-                                continue_token),
+  ASSERT_EQ(store.add_list_page(
+                pdb_list_page("500", token1,
+                              {pdb_json("a", "pdb-0", "401", kJobSelector), pdb_json("a", "pdb-1", "402", "null")}),
+                continue_token),
             "");
   EXPECT_EQ(continue_token, token1);
   // Mid-list, readers still see the old objects.
@@ -316,9 +322,8 @@ TEST(ResourceStoreList, PaginatedListReplacesTheStoreAndTakesTheLastPagesResourc
   ASSERT_EQ(store.add_list_page(pdb_list_page("501", token2, {pdb_json("b", "pdb-2", "403", "{}")}), continue_token),
             "");
   EXPECT_EQ(continue_token, token2);
-  ASSERT_EQ(store.add_list_page(pdb_list_page("502", "", {pdb_json("c", "pdb-4", "404", kJobSelector)}),
-                                continue_token),
-            "");
+  ASSERT_EQ(
+      store.add_list_page(pdb_list_page("502", "", {pdb_json("c", "pdb-4", "404", kJobSelector)}), continue_token), "");
   EXPECT_EQ(continue_token, "");
   EXPECT_NE(find_budget(store.values(), "old", "stale"), nullptr) << "replaced before finish_list";
   store.finish_list();
@@ -342,20 +347,25 @@ TEST(ResourceStoreList, PaginatedNodeListReplacesTheStore) {
                        node_json("gone", "9", "{}") + "]}");
   store.start_list();
   std::string continue_token;
-  ASSERT_EQ(store.add_list_page(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"20","continue":"c1"},"items":[)" +
-                                    node_json("n1", "11", R"({"topology.kubernetes.io/zone":"z1"})") + "]}",
-                                continue_token),
-            "");
+  ASSERT_EQ(
+      store.add_list_page(
+          R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"20","continue":"c1"},"items":[)" +
+              node_json("n1", "11", R"({"topology.kubernetes.io/zone":"z1"})") + "]}",
+          continue_token),
+      "");
   EXPECT_EQ(continue_token, "c1");
-  ASSERT_EQ(store.add_list_page(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"21","continue":"c2"},"items":[)" +
-                                    node_json("n2", "12", R"({"topology.kubernetes.io/zone":"z2"})") + "]}",
-                                continue_token),
-            "");
+  ASSERT_EQ(
+      store.add_list_page(
+          R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"21","continue":"c2"},"items":[)" +
+              node_json("n2", "12", R"({"topology.kubernetes.io/zone":"z2"})") + "]}",
+          continue_token),
+      "");
   EXPECT_EQ(continue_token, "c2");
-  ASSERT_EQ(store.add_list_page(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"22"},"items":[)" +
-                                    node_json("n3", "13", "{}") + "]}",
-                                continue_token),
-            "");
+  ASSERT_EQ(
+      store.add_list_page(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"22"},"items":[)" +
+                              node_json("n3", "13", "{}") + "]}",
+                          continue_token),
+      "");
   EXPECT_EQ(continue_token, "");
   store.finish_list();
   EXPECT_EQ(describe(store),
@@ -392,8 +402,9 @@ TEST(ResourceStoreList, ListFailingOnALaterPageDoesNotReplaceTheStore) {
       {"no resourceVersion", R"({"kind":"PodDisruptionBudgetList","metadata":{},"items":[]})", "resourceVersion"},
       {"items not an array", R"({"metadata":{"resourceVersion":"31"},"items":{"a":1}})", "items"},
       {"item with mistyped labels",
-       pdb_list_page("31", "", {pdb_json("a", "ok", "1", kJobSelector),
-                                R"({"metadata":{"name":"bad","namespace":"a","labels":["x"]},"spec":{}})"}),
+       pdb_list_page("31", "",
+                     {pdb_json("a", "ok", "1", kJobSelector),
+                      R"({"metadata":{"name":"bad","namespace":"a","labels":["x"]},"spec":{}})"}),
        "labels"},
       {"selector of the wrong type", pdb_list_page("31", "", {pdb_json("a", "bad", "1", "\"app=x\"")}), "selector"},
   };
@@ -416,12 +427,13 @@ TEST(ResourceStoreList, ListFailingOnALaterPageDoesNotReplaceTheStore) {
 
     // The next list starts afresh: nothing from the failed attempt leaks into it.
     store.start_list();
-    ASSERT_EQ(store.add_list_page(pdb_list_page("40", "", {pdb_json("new", "fresh", "39", kJobSelector)}),
-                                  continue_token),
-              "");
+    ASSERT_EQ(
+        store.add_list_page(pdb_list_page("40", "", {pdb_json("new", "fresh", "39", kJobSelector)}), continue_token),
+        "");
     store.finish_list();
-    EXPECT_EQ(describe(store), "new/fresh " + describe(std::optional<LabelSelector>(LabelSelector{
-                                                  {{"training.kubeflow.org/job-name", "llm-pretrain"}}, {}})) +
+    EXPECT_EQ(describe(store), "new/fresh " +
+                                   describe(std::optional<LabelSelector>(
+                                       LabelSelector{{{"training.kubeflow.org/job-name", "llm-pretrain"}}, {}})) +
                                    "\n@40");
   }
 }
@@ -440,9 +452,11 @@ TEST(ResourceStoreEvents, AddedModifiedDeletedChangeTheStoreAndResourceVersion) 
   EXPECT_EQ(store.resource_version(), "102");
 
   // MODIFIED: a selector change is visible in values().
-  EXPECT_EQ(apply_ok(store, event("MODIFIED", pdb_json("ml", "a", "103",
-                                                       R"({"matchExpressions":[{"key":"tier","operator":"In","values":["gpu"]}]})"))),
-            WatchResult::kChanged);
+  EXPECT_EQ(
+      apply_ok(store, event("MODIFIED",
+                            pdb_json("ml", "a", "103",
+                                     R"({"matchExpressions":[{"key":"tier","operator":"In","values":["gpu"]}]})"))),
+      WatchResult::kChanged);
   EXPECT_EQ(store.size(), 2u);
   EXPECT_EQ(store.resource_version(), "103");
   const auto values = store.values();
@@ -476,9 +490,11 @@ TEST(ResourceStoreEvents, NodeEventsTrackLabels) {
                        node_json("gpu-0", "40", R"({"topology.kubernetes.io/zone":"a"})") + "]}");
   EXPECT_EQ(apply_ok(store, event("ADDED", node_json("gpu-1", "51", R"({"topology.kubernetes.io/zone":"a"})"))),
             WatchResult::kChanged);
-  EXPECT_EQ(apply_ok(store, event("MODIFIED", node_json("gpu-0", "52", R"({"topology.kubernetes.io/zone":"b","pool":"gpu"})"))),
+  EXPECT_EQ(apply_ok(store, event("MODIFIED",
+                                  node_json("gpu-0", "52", R"({"topology.kubernetes.io/zone":"b","pool":"gpu"})"))),
             WatchResult::kChanged);
-  EXPECT_EQ(describe(store), "gpu-0 {pool=gpu,topology.kubernetes.io/zone=b,}\ngpu-1 {topology.kubernetes.io/zone=a,}\n@52");
+  EXPECT_EQ(describe(store),
+            "gpu-0 {pool=gpu,topology.kubernetes.io/zone=b,}\ngpu-1 {topology.kubernetes.io/zone=a,}\n@52");
   // A node whose labels are all removed is kept, with no labels.
   EXPECT_EQ(apply_ok(store, event("MODIFIED", node_json("gpu-1", "53", "null"))), WatchResult::kChanged);
   EXPECT_EQ(apply_ok(store, event("DELETED", node_json("gpu-0", "54", "{}"))), WatchResult::kChanged);
@@ -491,12 +507,15 @@ TEST(ResourceStoreEvents, ModifiedWithSameLabelsOrSelectorIsUnchanged) {
   NodeStore nodes = node_store();
   list_once(nodes, R"({"kind":"NodeList","metadata":{"resourceVersion":"50"},"items":[)" +
                        node_json("gpu-0", "40", R"({"topology.kubernetes.io/zone":"a","pool":"gpu"})") + "]}");
-  EXPECT_EQ(apply_ok(nodes, event("MODIFIED", node_json("gpu-0", "61", R"({"pool":"gpu","topology.kubernetes.io/zone":"a"})"))),
+  EXPECT_EQ(apply_ok(nodes, event("MODIFIED",
+                                  node_json("gpu-0", "61", R"({"pool":"gpu","topology.kubernetes.io/zone":"a"})"))),
             WatchResult::kUnchanged);
   EXPECT_EQ(nodes.resource_version(), "61");
-  EXPECT_EQ(apply_ok(nodes, event("ADDED", node_json("gpu-0", "62", R"({"pool":"gpu","topology.kubernetes.io/zone":"a"})"))),
-            WatchResult::kUnchanged);
-  EXPECT_EQ(apply_ok(nodes, event("MODIFIED", node_json("gpu-0", "63", R"({"pool":"cpu","topology.kubernetes.io/zone":"a"})"))),
+  EXPECT_EQ(
+      apply_ok(nodes, event("ADDED", node_json("gpu-0", "62", R"({"pool":"gpu","topology.kubernetes.io/zone":"a"})"))),
+      WatchResult::kUnchanged);
+  EXPECT_EQ(apply_ok(nodes, event("MODIFIED",
+                                  node_json("gpu-0", "63", R"({"pool":"cpu","topology.kubernetes.io/zone":"a"})"))),
             WatchResult::kChanged);
   EXPECT_EQ(describe(nodes), "gpu-0 {pool=cpu,topology.kubernetes.io/zone=a,}\n@63");
 
@@ -540,8 +559,7 @@ TEST(ResourceStoreEvents, ErrorWithAnotherCodeIsAnErrorCarryingItsMessage) {
   };
   const std::vector<Case> cases = {
       {status_error(500, "InternalError", "etcdserver: request timed out"), "etcdserver: request timed out"},
-      {status_error(403, "Forbidden",
-                    "poddisruptionbudgets.policy is forbidden: User cannot watch resource"),
+      {status_error(403, "Forbidden", "poddisruptionbudgets.policy is forbidden: User cannot watch resource"),
        "poddisruptionbudgets.policy is forbidden: User cannot watch resource"},
       {status_error(429, "TooManyRequests", "storage is (re)initializing"), "storage is (re)initializing"},
       {R"({"type":"ERROR","object":{"kind":"Status","code":500}})", "watch ERROR event"},
@@ -578,8 +596,8 @@ TEST(ResourceStoreEvents, MalformedEventsAreErrorsAndLeaveTheStoreUnchanged) {
       {"mistyped labels",
        event("ADDED", R"({"metadata":{"name":"y","namespace":"a","resourceVersion":"999","labels":"x"},"spec":{}})"),
        "labels"},
-      {"mistyped matchExpressions",
-       event("MODIFIED", pdb_json("a", "x", "999", R"({"matchExpressions":{"key":"k"}})")), "matchExpressions"},
+      {"mistyped matchExpressions", event("MODIFIED", pdb_json("a", "x", "999", R"({"matchExpressions":{"key":"k"}})")),
+       "matchExpressions"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -647,7 +665,9 @@ TEST(ResourceStoreEvents, NullAndEmptySelectorsArePreservedThroughEvents) {
   ASSERT_TRUE(selector().has_value()) << "explicitly empty lists still make an empty selector";
   EXPECT_TRUE(selects(selector(), any_pod));
 
-  apply_ok(store, event("MODIFIED", R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"4"},"spec":{"maxUnavailable":1}})"));
+  apply_ok(store,
+           event("MODIFIED",
+                 R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"4"},"spec":{"maxUnavailable":1}})"));
   EXPECT_FALSE(selector().has_value()) << "an absent selector is null";
 
   apply_ok(store, event("MODIFIED", R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"5"}})"));
@@ -657,7 +677,8 @@ TEST(ResourceStoreEvents, NullAndEmptySelectorsArePreservedThroughEvents) {
 
 TEST(ResourceStoreEvents, NullSelectorSurvivesAList) {
   BudgetStore store = budget_store();
-  list_once(store, pdb_list_page("7", "", {pdb_json("ns", "null-sel", "5", "null"), pdb_json("ns", "empty-sel", "6", "{}")}));
+  list_once(store,
+            pdb_list_page("7", "", {pdb_json("ns", "null-sel", "5", "null"), pdb_json("ns", "empty-sel", "6", "{}")}));
   const auto values = store.values();
   ASSERT_NE(find_budget(values, "ns", "null-sel"), nullptr);
   ASSERT_NE(find_budget(values, "ns", "empty-sel"), nullptr);
@@ -811,7 +832,8 @@ TEST(WatchedSelectors, MatchLabelsAndExpressionsFromWatchedBudgetsSelectPods) {
         {"key": "preemptible", "operator": "DoesNotExist"}]})")));
   apply_ok(budgets, event("ADDED", pdb_json("train", "null-selector", "3", "null")));
   apply_ok(budgets, event("ADDED", pdb_json("serve", "all", "4", "{}")));
-  apply_ok(nodes, event("ADDED", node_json("gpu-0", "5", R"({"topology.kubernetes.io/zone":"europe-west4-a","pool":"a100"})")));
+  apply_ok(nodes, event("ADDED",
+                        node_json("gpu-0", "5", R"({"topology.kubernetes.io/zone":"europe-west4-a","pool":"a100"})")));
 
   const ClusterSnapshot snapshot(budgets.values(), nodes.values());
   EXPECT_EQ(snapshot.budget_count(), 3u);
@@ -856,7 +878,8 @@ TEST(WatchedSelectors, MatchLabelsAndExpressionsFromWatchedBudgetsSelectPods) {
   const NodeInfo* node = snapshot.node("gpu-0");
   ASSERT_NE(node, nullptr);
   EXPECT_TRUE(kubegap::requirement_matches({"topology.kubernetes.io/zone", "In", {"europe-west4-a"}}, node->labels));
-  EXPECT_FALSE(kubegap::requirement_matches({"topology.kubernetes.io/zone", "NotIn", {"europe-west4-a"}}, node->labels));
+  EXPECT_FALSE(
+      kubegap::requirement_matches({"topology.kubernetes.io/zone", "NotIn", {"europe-west4-a"}}, node->labels));
 
   // A MODIFIED event narrowing the selector shows in the next snapshot.
   apply_ok(budgets, event("MODIFIED", pdb_json("train", "gpu-workers", "6", R"({

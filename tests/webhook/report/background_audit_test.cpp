@@ -9,16 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <functional>
-#include <set>
-#include <thread>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <thread>
 
 #include "policies/policy.h"
 #include "webhook/telemetry/metrics.h"
@@ -126,7 +125,8 @@ TEST(AuditMetrics, FindingsByCheckAndNamespaceAndAFailedRunKeepsTheLastWholeOne)
   failed.finished_unix = 200;
   metrics.audit_finished(failed);
   const std::string text = metrics.render();
-  EXPECT_NE(text.find("kubegap_audit_findings{check=\"checkpoint-volume\",namespace=\"ml\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("kubegap_audit_findings{check=\"checkpoint-volume\",namespace=\"ml\"} 3\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("kubegap_audit_objects_scanned 12\n"), std::string::npos);
   EXPECT_NE(text.find("kubegap_audit_last_run_timestamp_seconds 200\n"), std::string::npos);
   EXPECT_NE(text.find("kubegap_audit_runs_total{result=\"failure\"} 1\n"), std::string::npos);
@@ -234,8 +234,10 @@ class ScriptedApi {
 
   static KubeResponse ok(std::string body, int status = 200) { return {status, std::move(body), {}}; }
   static KubeResponse status(int code, const std::string& message) {
-    return {code, R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" + message +
-                      R"(","code":)" + std::to_string(code) + "}", {}};
+    return {code,
+            R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" + message + R"(","code":)" +
+                std::to_string(code) + "}",
+            {}};
   }
 
   KubeResponse reply(verb v, const std::string& target, const std::string& body) {
@@ -401,8 +403,9 @@ TEST(BackgroundAuditRun, AForbiddenListIsLeftOutByItsStatusAndTheReportsAreStill
   BackgroundAudit audit(control, api.requester(), policies, metrics, fast_options());
   bool stopped = false;
   std::chrono::steady_clock::time_point stop_called;
-  stop_when(control, audit, [&] { return api.count("GET " + kReports + "clusterpolicyreports?") == 1; }, stopped,
-            stop_called);
+  stop_when(
+      control, audit, [&] { return api.count("GET " + kReports + "clusterpolicyreports?") == 1; }, stopped,
+      stop_called);
   audit.start();
   run_until_stopped(control, stopped);
   // Nothing evaluated, so no report to write, but the stale ones were looked for: the run
@@ -421,8 +424,9 @@ TEST(BackgroundAuditRun, AnotherStatusIsTransientEvenWhenItsMessageSaysForbidden
   BackgroundAudit audit(control, api.requester(), policies, metrics, fast_options());
   bool stopped = false;
   std::chrono::steady_clock::time_point stop_called;
-  stop_when(control, audit, [&] { return metrics.render().find("result=\"failure\"} 1") != std::string::npos; },
-            stopped, stop_called);
+  stop_when(
+      control, audit, [&] { return metrics.render().find("result=\"failure\"} 1") != std::string::npos; }, stopped,
+      stop_called);
   audit.start();
   run_until_stopped(control, stopped);
   EXPECT_EQ(api.count("GET " + kReports), 0u) << "a partial scan wrote reports";
@@ -437,7 +441,8 @@ TEST(BackgroundAuditRun, WhileAnotherReplicaRenewsTheLeaseItNeitherScansNorRelea
   BackgroundAudit audit(control, api.requester(), policies, metrics, fast_options());
   bool stopped = false;
   std::chrono::steady_clock::time_point stop_called;
-  stop_when(control, audit, [&] { return api.count("GET " + kLease) >= 2; }, stopped, stop_called);
+  stop_when(
+      control, audit, [&] { return api.count("GET " + kLease) >= 2; }, stopped, stop_called);
   audit.start();
   run_until_stopped(control, stopped);
   EXPECT_EQ(api.requests.size(), api.count("GET " + kLease)) << "only the Lease was read";
@@ -473,7 +478,8 @@ TEST(BackgroundAuditRun, ACaThatNoLongerLoadsFailsItsRequestsNotTheLoop) {
   audit.start();
   bool stopped = false;
   std::chrono::steady_clock::time_point stop_called;
-  stop_when(control, audit, [] { return true; }, stopped, stop_called);
+  stop_when(
+      control, audit, [] { return true; }, stopped, stop_called);
   run_until_stopped(control, stopped);
   EXPECT_FALSE(audit.leader());
 }

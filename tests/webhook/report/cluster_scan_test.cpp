@@ -7,14 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <exception>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include "policies/policy.h"
 
@@ -26,8 +25,10 @@ namespace net = boost::asio;
 // A GPU pod that keeps checkpoints in an emptyDir: a checkpoint-volume finding anywhere.
 std::string gpu_pod(const std::string& name, const std::string& uid, const std::string& owner_uid = "") {
   const std::string owners =
-      owner_uid.empty() ? "" : R"(,"ownerReferences":[{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","name":"j","uid":")" +
-                                   owner_uid + R"(","controller":true}])";
+      owner_uid.empty()
+          ? ""
+          : R"(,"ownerReferences":[{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","name":"j","uid":")" +
+                owner_uid + R"(","controller":true}])";
   return R"({"metadata":{"name":")" + name + R"(","namespace":"ml","uid":")" + uid + "\"" + owners +
          R"(},"spec":{"containers":[{"name":"t","image":"pytorch","command":["torchrun","train.py"],
          "resources":{"limits":{"nvidia.com/gpu":"8"}},
@@ -95,7 +96,8 @@ TEST(ScanTargets, WorkloadKindsTheServerServesAndPodsLast) {
   const auto targets = scan_targets(served, policy);
   ASSERT_EQ(targets.size(), 3u);
   EXPECT_EQ(targets.back().resource, "pods");
-  EXPECT_TRUE(std::none_of(targets.begin(), targets.end(), [](const ScanResource& r) { return r.kind == "ConfigMap"; }));
+  EXPECT_TRUE(
+      std::none_of(targets.begin(), targets.end(), [](const ScanResource& r) { return r.kind == "ConfigMap"; }));
   // JobSet is in the table but not served here (its CRD is not installed): not a target.
   EXPECT_TRUE(std::none_of(targets.begin(), targets.end(), [](const ScanResource& r) { return r.kind == "JobSet"; }));
 }
@@ -132,13 +134,14 @@ TEST(ScanAccumulator, APodIsReportedUnderItsEvaluatedOwnerOnly) {
   const ScanResource jobs{"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", true};
   const std::string job = R"({"kind":"PyTorchJobList","items":[{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob",
     "metadata":{"name":"j","namespace":"ml","uid":"job-uid"},
-    "spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":2,"template":)" + gpu_pod("w", "") + "}}}}]}";
+    "spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":2,"template":)" +
+                          gpu_pod("w", "") + "}}}}]}";
   ASSERT_TRUE(scan.add_page(jobs, job).has_value());
   // Two of its pods, and one pod owned by something the scan did not evaluate.
-  ASSERT_TRUE(scan.add_page(kPods, pod_list(gpu_pod("j-worker-0", "p0", "job-uid") + "," +
-                                            gpu_pod("j-worker-1", "p1", "job-uid") + "," +
-                                            gpu_pod("orphan", "p2", "gone-uid")))
-                  .has_value());
+  ASSERT_TRUE(
+      scan.add_page(kPods, pod_list(gpu_pod("j-worker-0", "p0", "job-uid") + "," +
+                                    gpu_pod("j-worker-1", "p1", "job-uid") + "," + gpu_pod("orphan", "p2", "gone-uid")))
+          .has_value());
   const CheckReport report = scan.finish(0, 0);
   ASSERT_EQ(report.objects.size(), 2u);
   EXPECT_EQ(report.objects[0].kind, "PyTorchJob");

@@ -1,5 +1,6 @@
-// `export vap`: the shape of what is generated (tests/e2e/test_vap.py runs it on a real
-// kube-apiserver and compares its warnings with the webhook's).
+// `export vap`: the shape of what is generated, as text. These tests do not evaluate the
+// CEL: e2e_vap (tests/e2e/test_vap.py) does, on a real kube-apiserver, and compares its
+// warnings with the webhook's; without Go it is skipped, saying so.
 #include "webhook/report/vap_export.h"
 
 #include <gtest/gtest.h>
@@ -56,15 +57,17 @@ TEST(ExportVap, TheTemplatePathsBecomeCelThatWalksThem) {
                       "has(object.spec.pytorchReplicaSpecs[k].template.spec)).sort()"),
             std::string::npos);
   // An array labelled by a member: JobSet's replicatedJobs[name].
-  EXPECT_NE(yaml.find("object.spec.replicatedJobs.filter(e, has(e.template) && has(e.template.spec)"), std::string::npos);
+  EXPECT_NE(yaml.find("object.spec.replicatedJobs.filter(e, has(e.template) && has(e.template.spec)"),
+            std::string::npos);
   EXPECT_NE(yaml.find("'replicatedJob ' + (has(e.name) ? string(e.name) : '')"), std::string::npos);
 }
 
 TEST(ExportVap, CheckpointVolumeKnowsClaimTemplatesJobVolumesAndEntrypoints) {
   const std::string yaml = export_vap(default_policy(), {"checkpoint-volume"});
   // StatefulSet's volumeClaimTemplates become claims named after each template.
-  EXPECT_NE(yaml.find("has(object.spec.volumeClaimTemplates) ? object.spec.volumeClaimTemplates.map(e0, [e0]).flatten()"),
-            std::string::npos);
+  EXPECT_NE(
+      yaml.find("has(object.spec.volumeClaimTemplates) ? object.spec.volumeClaimTemplates.map(e0, [e0]).flatten()"),
+      std::string::npos);
   // Volcano's job-level volumes, and a RayJob's entrypoint read as the job's command.
   EXPECT_NE(yaml.find("has(v.volumeClaimName) || has(v.volumeClaim)"), std::string::npos);
   EXPECT_NE(yaml.find("has(object.spec.entrypoint) ? [object.spec.entrypoint] : []"), std::string::npos);

@@ -1,16 +1,14 @@
 // Loopback integration: the real WebhookServer and HealthServer on port 0, with
 // certificates from certs/gen-certs.sh, driven by real TLS clients. Every bad-input case
 // of DESIGN.md is followed by proof that the server still answers.
-#include <cstdlib>
-#include <fstream>
-#include <future>
-#include <sstream>
-#include <thread>
+#include "webhook/server/server.h"
 
 #include <gtest/gtest.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <rapidjson/document.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -18,18 +16,18 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
 
 #include "policies/policy.h"
+#include "webhook/core/policy_loader.h"
 #include "webhook/server/health_server.h"
 #include "webhook/server/reloaders.h"
-#include "webhook/server/server.h"
-#include "webhook/core/policy_loader.h"
 #include "webhook/server/tls.h"
-
-#include <openssl/pem.h>
-#include <unistd.h>
 
 namespace kubegap {
 namespace {
@@ -339,8 +337,9 @@ TEST(ServerTest, JsonThatIsNotAReviewIs400) {
   TestServer server;
   TlsClient client(server.port());
   client.handshake();
-  for (const char* body : {R"({"kind":"Pod"})", "[1,2,3]", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
-                           R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})"}) {
+  for (const char* body :
+       {R"({"kind":"Pod"})", "[1,2,3]", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})"}) {
     const auto response = client.post("/validate", body);
     EXPECT_EQ(response.result_int(), 400) << body;
     EXPECT_TRUE(parse_json(response.body()).IsObject()) << body;
@@ -387,8 +386,9 @@ TEST(ServerTest, DeclaredOversizedBodyIs413BeforeItIsSent) {
   TlsClient client(server.port());
   client.handshake();
   // Only the header: the server must not wait for 1 GB it will refuse anyway.
-  client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                   "Content-Length: 1073741824\r\n\r\n");
+  client.write_raw(
+      "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 1073741824\r\n\r\n");
   EXPECT_EQ(client.read_response().result_int(), 413);
   expect_still_serving(server.port());
 }
@@ -489,7 +489,8 @@ TEST(ServerTest, ServesManyConcurrentClients) {
       TlsClient client(server.port());
       client.handshake();
       int ok = 0;
-      for (int i = 0; i < kRequests; ++i) ok += client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int() == 200;
+      for (int i = 0; i < kRequests; ++i)
+        ok += client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int() == 200;
       return ok;
     }));
   }
@@ -557,7 +558,8 @@ TEST(ServerTest, ShutdownWaitsForAFirstRequestNoLongerThanItsDeadline) {
   auto server = std::make_unique<TestServer>(options);
   TlsClient silent(server->port());
   silent.handshake();
-  for (int i = 0; i < 200 && server->connections() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && server->connections() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const auto started = std::chrono::steady_clock::now();
   server->stop(std::chrono::seconds(20));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
@@ -704,8 +706,8 @@ TEST(ServerTest, RotatedCertificateReachesNewConnectionsWithoutFailingAnyRequest
   EXPECT_TRUE(within(std::chrono::seconds(10), [&] { return ok.load() + failed.load() >= seen + 5; }));
   stop = true;
   load.join();
-  std::cout << "rotation seen by new handshakes after " << took.count() << " ms; requests during rotation: "
-            << ok << " ok, " << failed << " failed\n";
+  std::cout << "rotation seen by new handshakes after " << took.count() << " ms; requests during rotation: " << ok
+            << " ok, " << failed << " failed\n";
   EXPECT_TRUE(rotated) << "new handshakes still get the old certificate after 10 s";
   EXPECT_EQ(failed.load(), 0);
   EXPECT_GT(ok.load(), 0);
@@ -755,7 +757,8 @@ TEST(ServerTest, CertificateExpiryIsExported) {
   const auto at = metrics.find(sample);
   ASSERT_NE(at, std::string::npos) << metrics;
   const long long expiry = std::stoll(metrics.substr(at + sample.size()));
-  const long long now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const long long now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   // The test certificates are made for 365 days.
   EXPECT_GT(expiry, now + 360LL * 86400);
   EXPECT_LT(expiry, now + 366LL * 86400);
@@ -847,8 +850,10 @@ TEST(ServerTest, AnswersExpect100ContinueBeforeTheBody) {
   TlsClient client(server.port());
   client.handshake();
   const std::string body = read_fixture("gpu-pod-gaps.json");
-  client.write_raw("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
-                   "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+  client.write_raw(
+      "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n");
   EXPECT_EQ(client.read_response().result_int(), 100) << "the client may wait for this before sending";
   client.write_raw(body);
   EXPECT_EQ(client.read_response().result_int(), 200);
@@ -891,7 +896,8 @@ TEST(ServerTest, OverTheMemoryBudgetAnswers503BeforeReadingTheBody) {
   EXPECT_NE(metrics.find("kubegap_requests_shed_total 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("kubegap_reviews_total{code=\"503\"} 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("kubegap_request_memory_budget_bytes " + std::to_string(options.memory_budget)),
-            std::string::npos) << metrics;
+            std::string::npos)
+      << metrics;
 }
 
 TEST(ServerTest, AHeaderDeclaringAHugeBodyHoldsOnlyWhatArrives) {
@@ -1021,7 +1027,8 @@ TEST(ServerTest, EvictionNeverClosesAConnectionWithARequestInProgress) {
   TlsClient busy(server.port());
   busy.handshake();
   busy.write_raw(header_for(body.size()) + body.substr(0, 10));  // a request in progress
-  for (int i = 0; i < 200 && server.memory_in_use() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && server.memory_in_use() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   TlsClient newcomer(server.port());  // reaches the reserve, finds nothing it may close
   newcomer.handshake();
   busy.write_raw(body.substr(10));
@@ -1109,7 +1116,8 @@ std::string copy_key_with_mode(const std::string& name, std::filesystem::perms m
 
 TEST(TlsFiles, RefusesAPrivateKeyThatEveryUserCanRead) {
   using std::filesystem::perms;
-  const auto world = copy_key_with_mode("world", perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
+  const auto world =
+      copy_key_with_mode("world", perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
   try {
     ServerTlsStore store(kCerts + "/tls.crt", world);
     ADD_FAILURE() << "a 0644 key was accepted";

@@ -5,15 +5,15 @@
 // the abuse tests cover the same paths with TLS and timers.
 #include "webhook/server/session.h"
 
-#include <fstream>
-#include <sstream>
-#include <string>
+#include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
-#include <gtest/gtest.h>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "policies/policy.h"
 
@@ -84,7 +84,10 @@ struct Outcome {
 
 class SessionSweep : public ::testing::Test {
  protected:
-  SessionSweep() : policies_(default_policy()), handler_(policies_, cluster_), budget_(std::make_shared<MemoryBudget>(request_charge(1 << 20))) {}
+  SessionSweep()
+      : policies_(default_policy()),
+        handler_(policies_, cluster_),
+        budget_(std::make_shared<MemoryBudget>(request_charge(1 << 20))) {}
 
   // run: the session over `input` (all of it already sent, then the client's half
   // closed), with operation `fail_at` failing.
@@ -96,7 +99,7 @@ class SessionSweep : public ::testing::Test {
     server_side.connect(client);
     server_side.append(input);
     server_side.read_size(300);  // many reads per request, so each can fail
-    client.close();               // nothing more is coming
+    client.close();              // nothing more is coming
     ConnectionState state;
     const SessionContext context{options_, handler_, metrics_, budget_, stopping_};
     Session<beast::test::stream> session(context, server_side, state);
@@ -159,19 +162,21 @@ TEST_F(SessionSweep, TwoPipelinedReviewsUnderEveryFailure) {
 }
 
 TEST_F(SessionSweep, MalformedRequestUnderEveryFailureIsA400OrNothing) {
-  int runs = sweep("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n{}", [&](const Outcome& r, std::size_t n) {
-    const auto responses = complete_responses(r.received);
-    EXPECT_LE(responses.size(), 1u) << "fail_count " << n;
-    if (responses.empty()) return false;
-    EXPECT_EQ(responses[0].result_int(), 400) << "fail_count " << n;
-    return true;
-  });
+  int runs = sweep("POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n{}",
+                   [&](const Outcome& r, std::size_t n) {
+                     const auto responses = complete_responses(r.received);
+                     EXPECT_LE(responses.size(), 1u) << "fail_count " << n;
+                     if (responses.empty()) return false;
+                     EXPECT_EQ(responses[0].result_int(), 400) << "fail_count " << n;
+                     return true;
+                   });
   EXPECT_GT(runs, 1);
 }
 
 TEST_F(SessionSweep, OverBudgetAnswerUnderEveryFailureLeavesNothingCharged) {
   // A body declared larger than the whole budget: 503 before it is read.
-  const std::string header = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(2 << 20) + "\r\n\r\n";
+  const std::string header =
+      "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(2 << 20) + "\r\n\r\n";
   int runs = sweep(header + std::string(4096, '{'), [&](const Outcome& r, std::size_t n) {
     const auto responses = complete_responses(r.received);
     if (responses.empty()) return false;

@@ -2,11 +2,11 @@
 // megabytes of log (found by the abuse tests: a 4 MiB uid was logged whole).
 #include "webhook/telemetry/logging.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+
+#include <sstream>
 
 namespace kubegap {
 namespace {

@@ -1,5 +1,7 @@
 // Metrics: counters by status and check, a cumulative latency histogram, and output in
 // the Prometheus text exposition format.
+#include "webhook/telemetry/metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "policies/checks.h"
-#include "webhook/telemetry/metrics.h"
 
 namespace kgtest {
 namespace {
@@ -49,8 +50,7 @@ std::vector<Sample> samples(const std::string& text) {
   return out;
 }
 
-std::string value_of(const std::vector<Sample>& all, const std::string& name,
-                     const std::string& labels = "") {
+std::string value_of(const std::vector<Sample>& all, const std::string& name, const std::string& labels = "") {
   for (const auto& s : all) {
     if (s.name == name && s.labels == labels) return s.value;
   }
@@ -256,8 +256,7 @@ TEST(Metrics, ConcurrentRecordingLosesNothing) {
   EXPECT_EQ(metrics.findings("zone-spread"), std::uint64_t{kThreads * kEach});
   const auto all = samples(metrics.render());
   EXPECT_EQ(value_of(all, "kubegap_review_duration_seconds_count"), std::to_string(kThreads * kEach));
-  EXPECT_EQ(value_of(all, "kubegap_review_duration_seconds_bucket", R"(le="+Inf")"),
-            std::to_string(kThreads * kEach));
+  EXPECT_EQ(value_of(all, "kubegap_review_duration_seconds_bucket", R"(le="+Inf")"), std::to_string(kThreads * kEach));
   EXPECT_EQ(value_of(all, "kubegap_in_flight_requests"), "0");
 }
 

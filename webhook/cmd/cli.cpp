@@ -30,17 +30,6 @@ namespace {
 // the kubectl plugin kubectl-kubegap (a symlink); help and usage say it back.
 std::string g_display_name = "kubegap-webhook";
 
-// with_name: a help text with the program's name as the user calls it.
-std::string with_name(std::string_view text) {
-  std::string out(text);
-  if (g_display_name == "kubegap-webhook") return out;
-  const std::string from = "kubegap-webhook ";
-  for (auto at = out.find(from); at != std::string::npos; at = out.find(from, at + g_display_name.size() + 1)) {
-    out.replace(at, from.size(), g_display_name + " ");
-  }
-  return out;
-}
-
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
@@ -244,7 +233,7 @@ int help(const std::vector<std::string>& args) {
   }
   if (flags.help()) return print_help("help");
   if (flags.arguments().empty()) {
-    std::cout << with_name(main_help());
+    std::cout << with_program_name(main_help(), g_display_name);
     return kExitOk;
   }
   const std::string& command = flags.arguments().front();
@@ -264,7 +253,7 @@ int run_cli(const std::vector<std::string>& args, std::string_view program) {
     g_display_name = name;
   }
   if (args.empty()) {
-    std::cerr << with_name(main_help());
+    std::cerr << with_program_name(main_help(), g_display_name);
     return kExitUsage;
   }
   const std::string& command = args.front();

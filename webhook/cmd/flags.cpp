@@ -60,15 +60,6 @@ std::string flag_column(const FlagSpec& f) {
   return left;
 }
 
-std::string replace_program(std::string text, std::string_view program) {
-  const std::string from = "kubegap-webhook ";
-  if (program == "kubegap-webhook") return text;
-  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + program.size() + 1)) {
-    text.replace(at, from.size(), std::string(program) + " ");
-  }
-  return text;
-}
-
 std::string markdown_cell(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -79,6 +70,15 @@ std::string markdown_cell(const std::string& text) {
 }
 
 }  // namespace
+
+std::string with_program_name(std::string text, std::string_view program) {
+  const std::string from = "kubegap-webhook ";
+  if (program == "kubegap-webhook") return text;
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + program.size() + 1)) {
+    text.replace(at, from.size(), std::string(program) + " ");
+  }
+  return text;
+}
 
 std::string choice_list(const std::vector<std::string>& words) {
   std::string out;
@@ -205,7 +205,7 @@ std::string render_help(const CommandSpec& spec, std::string_view program) {
     }
   }
   if (!spec.outro.empty()) out += "\n" + spec.outro;
-  return replace_program(out, program);
+  return with_program_name(out, program);
 }
 
 std::string render_flag_reference(const std::vector<CommandSpec>& commands) {

@@ -98,6 +98,10 @@ std::string render_flag_reference(const std::vector<CommandSpec>& commands);
 // to_completion: the command as the completion generator sees it.
 CompletionCommand to_completion(const CommandSpec& spec);
 
+// with_program_name: `text` with "kubegap-webhook " written as `program` calls it
+// ("kubectl kubegap " when run as the kubectl plugin).
+std::string with_program_name(std::string text, std::string_view program);
+
 // choice_list: "a, b or c".
 std::string choice_list(const std::vector<std::string>& words);
 

@@ -113,6 +113,8 @@ Gap undeclared(const TrainerMount& m) {
 }  // namespace
 
 std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx) {
+  // A run that saves nothing on purpose has nothing to lose.
+  if (!ctx.checkpointing_off.empty()) return note("checkpointing disabled by " + std::string(ctx.checkpointing_off));
   // An auto-class pod with no sign of training (a smoke test, a download, a server in a
   // Job) is not judged: a warning there would teach people to ignore the others.
   if (ctx.workload_class == WorkloadClass::kAuto) {

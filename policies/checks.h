@@ -41,6 +41,8 @@ struct CheckContext {
   // Where the job's checkpoints go when a flag or env names object storage ("gs://...");
   // empty when nothing says so.
   std::string_view checkpoint_destination = {};
+  // The flag that switches checkpoint saving off ("--save_strategy no"); empty when none.
+  std::string_view checkpointing_off = {};
 };
 
 // Gap: one check's conclusion about one pod spec.

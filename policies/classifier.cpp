@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "policies/evidence.h"
+
 namespace kubegap {
 namespace {
 
@@ -89,7 +91,14 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
     if (pod.labels.contains(key)) return {true, WorkloadClass::kTraining, "framework label " + key};
   }
   const std::string kind = row != nullptr ? row->kind : object.kind;
-  const std::string via = row != nullptr && row->kind != object.kind ? " (owner " + object.owner.kind + ")" : "";
+  const std::string via = row != nullptr && row->kind != object.kind && !object.owner.kind.empty()
+                              ? " (owner " + object.owner.kind + ")"
+                              : "";
+  // A serving controller whose pods visibly train (torchrun in a Deployment) is a
+  // training job in the wrong kind; a checkpoint-looking path alone does not say so.
+  if (row_class == WorkloadClass::kServing && row->evidence_promotes && strong_training_evidence(evidence.training)) {
+    return {true, WorkloadClass::kTraining, evidence.training + " (a " + kind + via + " that trains)"};
+  }
   if (row_class == WorkloadClass::kTraining) return {true, row_class, "kind " + kind + via + " is training"};
   if (!accelerator) return {false, row_class, "no accelerator and no training label"};
   if (row_class == WorkloadClass::kAuto) {

@@ -103,9 +103,11 @@ bool BudgetSet::any_selects(const std::string& namespace_name, const StringMap& 
 }
 
 ClusterSnapshot::ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes,
-                                 std::vector<ResourceClaimInfo> claims, std::vector<ConfigMapInfo> config_maps)
+                                 std::vector<ResourceClaimInfo> claims, std::vector<ConfigMapInfo> config_maps,
+                                 std::shared_ptr<const RuntimeSet> runtimes)
     : budgets_(std::make_shared<const BudgetSet>(std::move(budgets))),
-      nodes_(std::make_shared<const NodeSet>(std::move(nodes))) {
+      nodes_(std::make_shared<const NodeSet>(std::move(nodes))),
+      runtimes_(runtimes ? std::move(runtimes) : std::make_shared<const RuntimeSet>()) {
   for (auto& c : config_maps) config_maps_.insert_or_assign(c.namespace_name + "/" + c.name, std::move(c.data));
   for (auto& claim : claims) {
     claims_.insert_or_assign(claim_key(claim.namespace_name, claim.name, claim.is_template),
@@ -113,9 +115,33 @@ ClusterSnapshot::ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vec
   }
 }
 
-ClusterSnapshot::ClusterSnapshot(std::shared_ptr<const BudgetSet> budgets, std::shared_ptr<const NodeSet> nodes)
+ClusterSnapshot::ClusterSnapshot(std::shared_ptr<const BudgetSet> budgets, std::shared_ptr<const NodeSet> nodes,
+                                 std::shared_ptr<const RuntimeSet> runtimes)
     : budgets_(budgets ? std::move(budgets) : std::make_shared<const BudgetSet>()),
-      nodes_(nodes ? std::move(nodes) : std::make_shared<const NodeSet>()) {}
+      nodes_(nodes ? std::move(nodes) : std::make_shared<const NodeSet>()),
+      runtimes_(runtimes ? std::move(runtimes) : std::make_shared<const RuntimeSet>()) {}
+
+namespace {
+std::string runtime_key(std::string_view kind, const std::string& namespace_name, const std::string& name) {
+  std::string key(kind);
+  // A ClusterTrainingRuntime has no namespace, whatever the TrainJob's is.
+  key += '/';
+  if (kind != "ClusterTrainingRuntime") key += namespace_name;
+  key += '/';
+  key += name;
+  return key;
+}
+}  // namespace
+
+RuntimeSet::RuntimeSet(std::vector<TrainingRuntimeInfo> runtimes, bool listed) : listed_(listed) {
+  for (auto& r : runtimes) by_key_.insert_or_assign(runtime_key(r.kind, r.namespace_name, r.name), std::move(r.json));
+}
+
+const std::string* RuntimeSet::find(std::string_view kind, const std::string& namespace_name,
+                                    const std::string& name) const {
+  const auto it = by_key_.find(runtime_key(kind, namespace_name, name));
+  return it == by_key_.end() ? nullptr : &it->second;
+}
 
 const std::vector<std::string>* ClusterSnapshot::device_classes(const std::string& namespace_name,
                                                                 const std::string& name, bool is_template) const {

@@ -46,6 +46,34 @@ struct ConfigMapInfo {
   StringMap data;
 };
 
+// TrainingRuntimeInfo: a Kubeflow Trainer ClusterTrainingRuntime (no namespace) or
+// TrainingRuntime, kept as its JSON text: a TrainJob that references it is resolved
+// against it at review time (webhook/core/trainjob_resolver.h). Text, not a view: the
+// resolver merges the TrainJob into the runtime's JobSet template field by field.
+struct TrainingRuntimeInfo {
+  std::string kind;  // "ClusterTrainingRuntime" or "TrainingRuntime"
+  std::string namespace_name;
+  std::string name;
+  std::string json;
+};
+
+// RuntimeSet: the training runtimes a source knows, by kind, namespace and name.
+// `listed`: the source lists runtimes (the cluster view watches them, or `check` read its
+// inputs), so a runtime it does not hold does not exist there.
+class RuntimeSet {
+ public:
+  RuntimeSet() = default;
+  RuntimeSet(std::vector<TrainingRuntimeInfo> runtimes, bool listed);
+  // find: the runtime's JSON text; nullptr when unknown.
+  const std::string* find(std::string_view kind, const std::string& namespace_name, const std::string& name) const;
+  bool listed() const { return listed_; }
+  std::size_t size() const { return by_key_.size(); }
+
+ private:
+  std::unordered_map<std::string, std::string> by_key_;  // kind/namespace/name -> JSON
+  bool listed_ = false;
+};
+
 // The well-known zone label and its deprecated predecessor (still set by some clouds).
 inline constexpr std::array<std::string_view, 2> kZoneLabelKeys = {"topology.kubernetes.io/zone",
                                                                    "failure-domain.beta.kubernetes.io/zone"};
@@ -115,10 +143,12 @@ class ClusterSnapshot {
  public:
   ClusterSnapshot() : ClusterSnapshot(std::vector<DisruptionBudget>{}, std::vector<NodeInfo>{}) {}
   ClusterSnapshot(std::vector<DisruptionBudget> budgets, std::vector<NodeInfo> nodes,
-                  std::vector<ResourceClaimInfo> claims = {}, std::vector<ConfigMapInfo> config_maps = {});
-  // From shared halves: a live view publishing a Node change reuses its budgets, and
+                  std::vector<ResourceClaimInfo> claims = {}, std::vector<ConfigMapInfo> config_maps = {},
+                  std::shared_ptr<const RuntimeSet> runtimes = nullptr);
+  // From shared parts: a live view publishing a Node change reuses its budgets, and
   // the other way round.
-  ClusterSnapshot(std::shared_ptr<const BudgetSet> budgets, std::shared_ptr<const NodeSet> nodes);
+  ClusterSnapshot(std::shared_ptr<const BudgetSet> budgets, std::shared_ptr<const NodeSet> nodes,
+                  std::shared_ptr<const RuntimeSet> runtimes = nullptr);
 
   const BudgetSet& budgets() const { return *budgets_; }
   const NodeSet& node_set() const { return *nodes_; }
@@ -137,10 +167,14 @@ class ClusterSnapshot {
                                                  bool is_template) const;
   // config_map: a ConfigMap's data; nullptr when unknown.
   const StringMap* config_map(const std::string& namespace_name, const std::string& name) const;
+  // runtimes: the Kubeflow Trainer runtimes this snapshot knows (possibly none, unlisted).
+  const RuntimeSet& runtimes() const { return *runtimes_; }
+  std::shared_ptr<const RuntimeSet> shared_runtimes() const { return runtimes_; }
 
  private:
   std::shared_ptr<const BudgetSet> budgets_;
   std::shared_ptr<const NodeSet> nodes_;
+  std::shared_ptr<const RuntimeSet> runtimes_;
   std::unordered_map<std::string, std::vector<std::string>> claims_;  // claim_key -> classes
   std::unordered_map<std::string, StringMap> config_maps_;            // namespace/name -> data
 };

@@ -90,9 +90,22 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results, std::
   for (auto& f : others) out.push_back(std::move(f));
 }
 
+// pod_row: the row that judges a part: the wrapped object's own row for a part of a
+// wrapped object (a Katib trial's PyTorchJob), else the object's.
+const WorkloadKind* pod_row(const PodSpecView& pod, const WorkloadKind* row, const Policy& policy) {
+  if (pod.wrapped_kind.empty()) return row;
+  const WorkloadKind* own = policy.workload_kind(pod.wrapped_group, pod.wrapped_kind);
+  return own != nullptr ? own : row;
+}
+
+bool skipped_for(const WorkloadKind* row, std::string_view id) {
+  return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
+}
+
 // EvidenceFacts: what one set of commands shows.
 struct EvidenceFacts {
   std::string training, diagnostic, destination;
+  std::string checkpointing_off;  // the flag that switches saving off
   bool speaks = false;  // training or diagnostic evidence of its own
 };
 
@@ -111,11 +124,20 @@ std::vector<EnvVar> effective_env(const Container& c, const std::string& ns, con
 
 void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
                  const std::string& image, const Policy& policy, bool& all_diagnostic) {
-  const auto trains = training_evidence(facts, env, policy);
-  if (trains && out.training.empty()) out.training = *trains;
   if (out.destination.empty()) {
     if (auto where = checkpoint_destination(facts, env, policy)) out.destination = *where;
   }
+  if (out.checkpointing_off.empty()) {
+    if (auto off = checkpointing_off(facts, env, policy)) out.checkpointing_off = *off;
+  }
+  // A synthetic-data benchmark runs training steps on purpose and keeps nothing: it is a
+  // diagnostic even though it trains.
+  if (auto bench = benchmark_evidence(facts, env, policy)) {
+    if (out.diagnostic.empty()) out.diagnostic = *bench;
+    return;
+  }
+  const auto trains = training_evidence(facts, env, policy);
+  if (trains && out.training.empty()) out.training = *trains;
   const auto diag = diagnostic_evidence(facts, image, env, policy, trains.has_value());
   if (!diag) {
     all_diagnostic = false;
@@ -178,6 +200,7 @@ EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* kn
     if (out.training.empty()) out.training = e.training;
     if (out.diagnostic.empty()) out.diagnostic = e.diagnostic;
     if (out.destination.empty()) out.destination = e.destination;
+    if (out.checkpointing_off.empty()) out.checkpointing_off = e.checkpointing_off;
   }
   for (const auto& entrypoint : object.entrypoints) {
     bool all_diagnostic = true;
@@ -219,10 +242,16 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     bool accelerator;
     WorkloadClass workload_class;
     std::string destination;
+    std::string checkpointing_off;
   };
   std::vector<JudgedPod> judged;
   // Bounded work per request: the first max_parts_per_object parts are evaluated, the rest
   // counted in a note (annotation `parts`).
+  if (!object.notes.empty()) {
+    std::string joined;
+    for (const auto& n : object.notes) joined += (joined.empty() ? "" : "; ") + n;
+    findings.push_back(Finding{std::string(kInputNote), Outcome::kNote, "", std::move(joined), {}, {}, false, ""});
+  }
   const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));
   if (object.pods.size() > limit) {
     findings.push_back(Finding{std::string(kPartsNote),
@@ -245,23 +274,26 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     }
     if (own.training.empty() && own.diagnostic.empty()) own.training = mount_evidence(pod, policy);
     if (own.destination.empty()) own.destination = job.destination;
-    const PodClass pod_class = classify_pod(pod, object, row, accelerator, policy, {own.training, own.diagnostic});
+    if (own.checkpointing_off.empty()) own.checkpointing_off = job.checkpointing_off;
+    const PodClass pod_class =
+        classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy, {own.training, own.diagnostic});
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});
-    if (pod_class.evaluated) judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination});
+    if (pod_class.evaluated) {
+      judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off});
+    }
   }
   if (judged.empty()) return out;
 
-  const auto skipped = [&](std::string_view id) {
-    return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
-  };
   for (const auto& check : check_registry()) {
-    if (!policy.check_enabled(check.id) || skipped(check.id)) continue;
+    if (!policy.check_enabled(check.id) || skipped_for(row, check.id)) continue;
     std::vector<PartResult> results;
-    for (const auto& [pod, accelerator, workload_class, destination] : judged) {
+    for (const auto& [pod, accelerator, workload_class, destination, saving_off] : judged) {
       if (!policy.check_applies(check.id, workload_class)) continue;
       // A coordinator writes no checkpoints: its job's writers are judged.
       if (check.id == kCheckpointVolume && pod->coordinator) continue;
-      const CheckContext ctx{object, policy, cluster, cluster_unavailable, accelerator, workload_class, destination};
+      if (skipped_for(pod_row(*pod, row, policy), check.id)) continue;
+      const CheckContext ctx{object,         policy,        cluster, cluster_unavailable, accelerator, workload_class,
+                             destination,    saving_off};
       auto gap = check.run(*pod, ctx);
       if (!gap) continue;
       if (gap->outcome == Outcome::kFinding &&

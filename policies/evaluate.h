@@ -21,6 +21,9 @@ inline constexpr const char* kExemptReasonAnnotation = "kubegap.io/exempt-reason
 // kPartsNote: the "check" of the note saying that parts were left out (maxPartsPerObject);
 // its audit annotation key.
 inline constexpr std::string_view kPartsNote = "parts";
+// kInputNote: the "check" of the note carrying WorkloadView::notes (placeholders read as
+// set at deploy time, the runtime a TrainJob was resolved with); its audit annotation key.
+inline constexpr std::string_view kInputNote = "input";
 
 // PartVerdict: how one pod spec of the object was classified, and by which rule (the
 // audit annotation `class` and `check --explain` show it).

@@ -41,6 +41,64 @@ bool is_assignment(std::string_view w) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// Programs that run another program given after their own options: the evidence and
+// diagnostic rules judge the program that really runs (`mpirun -np 8 bash -c "ls"` runs
+// ls). Shell syntax rather than policy, like kShells.
+constexpr std::array<std::string_view, 17> kWrappers = {
+    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "env",   "timeout",   "nice",
+    "ionice", "numactl", "taskset",       "stdbuf",  "chrt",    "uv",   "poetry", "conda"};
+// Wrappers whose program follows a `run` subcommand (uv run, poetry run, conda run -n x).
+constexpr std::array<std::string_view, 3> kRunSubcommand = {"uv", "poetry", "conda"};
+// Options of the wrappers above that take no value, so the word after one is the program
+// (`mpirun --allow-run-as-root ls`). Any other option is taken to have a value when the
+// next word cannot be a program (a number, a host list, a path to a host file).
+constexpr std::array<std::string_view, 14> kNoValueOptions = {
+    "--allow-run-as-root", "-allow-run-as-root", "--oversubscribe", "-oversubscribe", "--tag-output",
+    "-tag-output",         "--report-bindings",  "-report-bindings", "--display-map", "-display-map",
+    "-l",                  "--label",            "-u",              "--unbuffered"};
+
+template <std::size_t N>
+bool one_of(const std::array<std::string_view, N>& list, std::string_view w) {
+  return std::find(list.begin(), list.end(), w) != list.end();
+}
+
+// could_be_program: a word that may start the wrapped command, as opposed to an option's
+// value: a shell, an interpreter, another wrapper, a script file.
+bool could_be_program(std::string_view w) {
+  const std::string_view base = basename_view(w);
+  return one_of(kShells, base) || one_of(kWrappers, base) || base.starts_with("python") || base.ends_with(".py") ||
+         base.ends_with(".sh");
+}
+
+bool is_number_like(std::string_view w) {  // "8", "30s", "1.5h": a count or duration
+  if (w.empty() || !std::isdigit(static_cast<unsigned char>(w.front()))) return false;
+  return std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 's' || c == 'm' || c == 'h' || c == 'd';
+  });
+}
+
+// unwrapped_start: the index of the command a wrapper at `at` runs, or words.size().
+std::size_t unwrapped_start(const std::vector<std::string>& words, std::size_t at) {
+  const std::string_view wrapper = basename_view(words[at]);
+  std::size_t i = at + 1;
+  if (one_of(kRunSubcommand, wrapper) && i < words.size() && words[i] == "run") ++i;
+  while (i < words.size()) {
+    const std::string_view w = words[i];
+    if (w == "--") return i + 1;
+    if (w.size() > 1 && w.front() == '-') {
+      const bool takes_value = w.find('=') == std::string_view::npos && !one_of(kNoValueOptions, w) &&
+                               i + 1 < words.size() && words[i + 1].front() != '-' && !could_be_program(words[i + 1]);
+      i += takes_value ? 2 : 1;
+    } else if (is_assignment(w) || is_number_like(w)) {
+      ++i;  // env X=Y, timeout 30s
+    } else {
+      return i;
+    }
+  }
+  return i;
+}
+
+
 // split_script: simple commands of a shell script, each a list of words (quotes and
 // $(...) are not interpreted: a word keeps them, which is enough to read names).
 std::vector<std::vector<std::string>> split_script(std::string_view script) {
@@ -69,15 +127,64 @@ std::vector<std::vector<std::string>> split_script(std::string_view script) {
 // hostile pod with hundreds of thousands of args must not make a review slow.
 constexpr std::size_t kMaxWords = 4096;
 
-void add_command(CommandFacts& facts, const std::vector<std::string>& words) {
-  bool program_seen = false;
-  for (const auto& w : words) {
-    if (facts.words.size() >= kMaxWords) return;
-    facts.words.push_back(w);
-    if (program_seen || is_keyword(w) || is_assignment(w)) continue;
-    program_seen = true;
-    facts.programs.push_back(basename(w));
+void add_script(CommandFacts& facts, std::string_view script, int depth);
+
+// program_of: the program a simple command runs, looking through wrappers, a nested
+// `sh -c SCRIPT` (whose commands are added themselves) and `python -m MODULE`. Returns
+// false when the nested script stood in for the program.
+bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std::size_t at, int depth) {
+  while (at < words.size()) {
+    const std::string base = basename(words[at]);
+    if (one_of(kWrappers, base)) {
+      const std::size_t inner = unwrapped_start(words, at);
+      if (inner >= words.size()) break;  // a wrapper alone (`env`) is its own program
+      at = inner;
+      continue;
+    }
+    if (one_of(kShells, base) && depth < 4) {
+      for (std::size_t i = at + 1; i + 1 < words.size(); ++i) {
+        if (words[i].size() > 1 && words[i].front() == '-' && words[i].find('c') != std::string::npos) {
+          std::size_t script = i + 1;
+          if (words[script] == "--" && script + 1 < words.size()) ++script;
+          add_script(facts, words[script], depth + 1);
+          return false;
+        }
+      }
+    }
+    if (base.starts_with("python") && at + 2 < words.size() && words[at + 1] == "-m") {
+      facts.programs.push_back(words[at + 2]);
+      return true;
+    }
+    break;
   }
+  facts.programs.push_back(basename(words[std::min(at, words.size() - 1)]));
+  return true;
+}
+
+bool has_script_chars(std::string_view w) { return w.find_first_of(" \t\n;&|") != std::string_view::npos; }
+
+// add_command: one simple command. Its words are kept for the evidence rules (an argument
+// holding a script is kept as the script's words), and its program is found.
+void add_command(CommandFacts& facts, const std::vector<std::string>& words, int depth = 0) {
+  std::size_t first = words.size();
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (facts.words.size() >= kMaxWords) break;
+    if (has_script_chars(words[i])) {
+      for (const auto& part : split_script(words[i])) {
+        for (const auto& w : part) {
+          if (facts.words.size() < kMaxWords) facts.words.push_back(w);
+        }
+      }
+    } else {
+      facts.words.push_back(words[i]);
+    }
+    if (first == words.size() && !is_keyword(words[i]) && !is_assignment(words[i])) first = i;
+  }
+  if (first < words.size()) add_program(facts, words, first, depth);
+}
+
+void add_script(CommandFacts& facts, std::string_view script, int depth) {
+  for (const auto& words : split_script(script)) add_command(facts, words, depth);
 }
 
 bool matches(const std::vector<std::string>& patterns, std::string_view text) {
@@ -155,6 +262,13 @@ bool has_scheme(const std::string& value, const Policy& policy) {
 
 }  // namespace
 
+bool strong_training_evidence(std::string_view why) {
+  for (std::string_view strong : {"launcher ", "flag ", "env ", "script "}) {
+    if (why.starts_with(strong)) return true;
+  }
+  return false;
+}
+
 bool reads_checkpoints(const CommandFacts& facts, const Policy& policy) {
   return word_hint(facts, policy.training_hints.non_training).has_value();
 }
@@ -190,16 +304,17 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
       }
     }
   }
+  // `sh -c -- SCRIPT`: the `--` ends the shell's options; it is not a command.
+  if (script_at + 1 < argv.size() && argv[script_at] == "--") ++script_at;
   if (script_at < argv.size()) {
-    for (std::size_t i = script_at; i < argv.size(); ++i) {
-      for (const auto& words : split_script(argv[i])) add_command(facts, words);
-    }
+    for (std::size_t i = script_at; i < argv.size(); ++i) add_script(facts, argv[i], 1);
+  } else if (has_script_chars(argv.front())) {
+    // The whole command line in the first string ("python train.py --x", "mpirun ...").
+    std::string line;
+    for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+    add_script(facts, line, 1);
   } else {
-    std::vector<std::string> words;
-    for (const auto& a : argv) {
-      for (const auto& part : split_script(a)) words.insert(words.end(), part.begin(), part.end());
-    }
-    add_command(facts, words);
+    add_command(facts, argv);  // a wrapper's `sh -c SCRIPT` keeps its script whole
   }
   // `python -c CODE` or `python3 -c CODE`: an inline snippet.
   for (std::size_t i = 0; i + 1 < facts.words.size(); ++i) {
@@ -250,6 +365,76 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
       })) {
     return "placeholder " + facts.programs.front();
   }
+  return std::nullopt;
+}
+
+namespace {
+
+// FlagSwitch: a policy entry "name" (the flag given alone, or set true) or
+// "name=pattern" (its value matches), against flags and env.
+struct FlagSwitch {
+  std::string_view name;
+  std::string_view pattern;  // empty: a bare switch
+  explicit FlagSwitch(std::string_view entry) : name(entry) {
+    const auto eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      name = entry.substr(0, eq);
+      pattern = entry.substr(eq + 1);
+    }
+  }
+  // names: the flag itself, or the last component of a dotted override
+  // (`trainer.enable_checkpointing`, `+checkpoint.enable_checkpoint`).
+  bool names(std::string_view flag) const {
+    flag = flag_name(flag);
+    while (!flag.empty() && flag.front() == '+') flag.remove_prefix(1);
+    const auto dot = flag.rfind('.');
+    return same_flag(name, flag) || (dot != std::string_view::npos && same_flag(name, flag.substr(dot + 1)));
+  }
+  bool accepts(std::string_view value) const {
+    if (!pattern.empty()) return wildcard_match_icase(pattern, value);
+    // A bare switch given a value: on unless the value says off.
+    for (std::string_view off : {"false", "0", "no", "off", "none"}) {
+      if (value.size() == off.size() && std::equal(off.begin(), off.end(), value.begin(), iequal)) return false;
+    }
+    return true;
+  }
+};
+
+// switched: the first flag, bare flag or env var that one of `entries` matches, as written.
+std::optional<std::string> switched(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                    const std::vector<std::string>& entries) {
+  for (const auto& entry : entries) {
+    const FlagSwitch sw(entry);
+    for (std::size_t i = 0; i < facts.words.size(); ++i) {
+      const std::string& w = facts.words[i];
+      const auto eq = w.find('=');
+      if (eq != std::string::npos && eq > 0) {
+        if (sw.names(w.substr(0, eq)) && sw.accepts(std::string_view(w).substr(eq + 1))) return w;
+        continue;
+      }
+      if (w.size() < 2 || w.front() != '-' || !sw.names(w)) continue;
+      const bool has_value = i + 1 < facts.words.size() && facts.words[i + 1].front() != '-';
+      if (has_value && sw.accepts(facts.words[i + 1])) return w + " " + facts.words[i + 1];
+      if (!has_value && sw.pattern.empty()) return w;
+    }
+    for (const auto& e : env) {
+      if (sw.names(e.name) && !e.value.empty() && sw.accepts(e.value)) return e.name + "=" + e.value;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                             const Policy& policy) {
+  return switched(facts, env, policy.checkpointing_off);
+}
+
+std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                              const Policy& policy) {
+  if (auto flag = switched(facts, env, policy.benchmark_flags)) return "benchmark flag " + *flag;
+  if (auto program = word_hint(facts, policy.benchmark_programs)) return "benchmark program " + *program;
   return std::nullopt;
 }
 

@@ -41,6 +41,10 @@ std::string normalized_flag(std::string_view word);
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy);
 
+// strong_training_evidence: `why` (from training_evidence) names a launcher, a training
+// flag or env var, or a training script; a checkpoint-looking path alone is weak.
+bool strong_training_evidence(std::string_view why);
+
 // reads_checkpoints: the command names a program that reads checkpoints rather than
 // writing them (trainingHints.nonTraining: evaluation, conversion, inference, ...).
 bool reads_checkpoints(const CommandFacts& facts, const Policy& policy);
@@ -55,6 +59,18 @@ bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
 std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,
                                                const std::vector<EnvVar>& env, const Policy& policy,
                                                std::optional<bool> trains = std::nullopt);
+
+// checkpointing_off: the flag or env value that switches checkpoint saving off
+// (policy checkpointingOff), as written ("--save_strategy no"), or nothing.
+std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                             const Policy& policy);
+
+// benchmark_evidence: why the command is a synthetic-data throughput benchmark
+// ("benchmark flag --use_fake_data", "benchmark program tf_cnn_benchmarks.py"), or
+// nothing. Unlike other diagnostics it outranks training evidence: a benchmark runs
+// training steps on purpose and keeps nothing.
+std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                              const Policy& policy);
 
 // checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
 // or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt".

@@ -94,6 +94,10 @@ struct PodSpecView {
   // The part's role in its workload (PartRole in policies/policy.h): a coordinator (an
   // MPIJob Launcher) writes no checkpoints of its own; it is judged with its job.
   bool coordinator = false;
+  // The kind of the wrapped object this part belongs to (a Katib trial's PyTorchJob), so
+  // the part is judged by that kind's row; empty for the object's own parts.
+  std::string wrapped_group = {};
+  std::string wrapped_kind = {};
   StringMap labels;
   StringMap annotations;
   std::vector<Container> containers;
@@ -127,6 +131,9 @@ struct WorkloadView {
   OwnerReference owner;
   // Commands that run the whole job, outside any pod template (a RayJob's entrypoint).
   std::vector<std::string> entrypoints;
+  // Notes the decoder keeps for the audit trail: envsubst placeholders read as set at
+  // deploy time ("resource nvidia.com/gpu is $GPUS"), the runtime a TrainJob resolved.
+  std::vector<std::string> notes = {};
   std::vector<PodSpecView> pods;
 };
 

@@ -84,10 +84,14 @@ std::vector<WorkloadKind> default_workload_kinds() {
                         create_update,
                         {{"spec." + std::move(specs) + ".*.template", "replica {}", {}}}};
   };
+  // Serving controllers: a part that visibly trains (a launcher, a training script) is
+  // training, whatever its kind; DaemonSets are node agents and stay as they are.
   const auto apps = [&](std::string kind, WorkloadClass c, Paths claims = {}, std::vector<std::string> skip = {}) {
-    return WorkloadKind{
+    WorkloadKind row{
         "apps",   std::move(kind), c, create_update, {{"spec.template", "", {}}}, std::move(claims), Paths{},
         Labels{}, std::move(skip)};
+    row.evidence_promotes = row.skip_checks.empty();
+    return row;
   };
   const auto ray_groups = [](const std::string& prefix) {
     return std::vector<PodTemplateLocation>{{prefix + "headGroupSpec.template", "head", {{"ray.io/node-type", "head"}}},
@@ -95,9 +99,20 @@ std::vector<WorkloadKind> default_workload_kinds() {
                                              "workerGroup {}",
                                              {{"ray.io/node-type", "worker"}, {"ray.io/group", "{}"}}}};
   };
+  const auto trainjob = [](WorkloadKind row) {
+    row.resolve = "trainerRuntime";
+    return row;
+  };
   // A coordinator part: it runs the job (mpirun) rather than writing checkpoints.
   const auto coordinated = [](WorkloadKind row, std::string part, std::string writer_when = "") {
-    row.roles = {{std::move(part), std::move(writer_when)}};
+    row.roles.push_back({std::move(part), std::move(writer_when)});
+    return row;
+  };
+  // wrapper: a kind that holds whole objects of other kinds at `path`, each judged by its
+  // own row (Katib trials, AppWrapper components, KubeDL Cron workloads).
+  const auto wrapper = [&](std::string group, std::string kind, std::string path, std::string part) {
+    WorkloadKind row{std::move(group), std::move(kind), kAuto, create_update, {}};
+    row.wraps = {{std::move(path), std::move(part), {}}};
     return row;
   };
   // entrypoint: where a KubeRay job keeps the command it runs (evidence for every part).
@@ -125,14 +140,17 @@ std::vector<WorkloadKind> default_workload_kinds() {
   // A Volcano JobSpec at `prefix`: tasks, and job-level volumes that the controller
   // mounts in every container of every task (pkg/controllers/job, createJobPod).
   const auto volcano = [&](std::string group, std::string kind, const std::string& prefix, Labels labels) {
-    return WorkloadKind{std::move(group),
-                        std::move(kind),
-                        kTraining,
-                        create_update,
-                        {{prefix + "tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
-                        Paths{},
-                        Paths{prefix + "volumes[]"},
-                        std::move(labels)};
+    // Volcano's MPI example names the task that runs mpirun "mpimaster".
+    WorkloadKind row{std::move(group),
+                     std::move(kind),
+                     kTraining,
+                     create_update,
+                     {{prefix + "tasks[name].template", "task {}", {{"volcano.sh/task-spec", "{}"}}}},
+                     Paths{},
+                     Paths{prefix + "volumes[]"},
+                     std::move(labels)};
+    row.roles = {{"mpimaster", ""}};
+    return row;
   };
   return {
       {"", "Pod", kAuto, {"CREATE"}, {{"", "", {}}}},
@@ -160,15 +178,29 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // Trainer's MPI runtimes name their launcher job "launcher".
       coordinated(jobset("trainer.kubeflow.org", "TrainingRuntime", "spec.template.spec.", {}), "launcher"),
       coordinated(jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {}), "launcher"),
+      // A TrainJob is judged as the JobSet its runtime and its own fields make (the JobSet
+      // is named after the TrainJob): webhook/core/trainjob_resolver.h.
+      trainjob(coordinated(jobset("trainer.kubeflow.org", "TrainJob", "spec.",
+                                  {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
+                           "launcher")),
+      // Katib (kubeflow/katib apis/controller/experiments/v1beta1): the trial template is
+      // a whole Job, PyTorchJob, MPIJob, ... with ${trialParameters.x} placeholders.
+      wrapper("kubeflow.org", "Experiment", "spec.trialTemplate.trialSpec", "trial"),
+      // AppWrapper (project-codeflare/appwrapper api/v1beta2): components hold objects.
+      wrapper("workload.codeflare.dev", "AppWrapper", "spec.components[].template", "component {}"),
+      // KubeDL Cron (kubedl-io/kubedl apis/apps/v1alpha1): a training job run on a schedule.
+      wrapper("apps.kubedl.io", "Cron", "spec.template.workload", "workload"),
       kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
-      kubeflow("TFJob", "tfReplicaSpecs"),
+      // TFJob: parameter servers hold variables and evaluators read checkpoints; the
+      // Chief and Workers write them (TensorFlow's distributed Estimator/Keras roles).
+      coordinated(coordinated(kubeflow("TFJob", "tfReplicaSpecs"), "PS"), "Evaluator"),
       kubeflow("XGBoostJob", "xgbReplicaSpecs"),
       kubeflow("PaddleJob", "paddleReplicaSpecs"),
       kubeflow("JAXJob", "jaxReplicaSpecs"),
       // MXJob: removed from training-operator in v1.9.0, still installed on some clusters.
       kubeflow("MXJob", "mxReplicaSpecs"),
       // KubeDL (training.kubedl.io): Kubeflow's shape under its own group.
-      replica_map("training.kubedl.io", "TFJob", "tfReplicaSpecs"),
+      coordinated(replica_map("training.kubedl.io", "TFJob", "tfReplicaSpecs"), "PS"),
       replica_map("training.kubedl.io", "PyTorchJob", "pytorchReplicaSpecs"),
       replica_map("training.kubedl.io", "XGBoostJob", "xgbReplicaSpecs"),
       replica_map("training.kubedl.io", "XDLJob", "xdlReplicaSpecs"),
@@ -177,7 +209,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
       coordinated(replica_map("training.kubedl.io", "MPIJob", "mpiReplicaSpecs"), "Launcher"),
       // Elastic PyTorch: TorchElastic's controller (deprecated) and DLRover.
       replica_map("elastic.pytorch.org", "ElasticJob", "replicaSpecs"),
-      replica_map("elastic.iml.github.io", "ElasticJob", "replicaSpecs"),
+      // DLRover's job master schedules and monitors the job; its parameter servers hold
+      // variables: neither writes checkpoints (dlrover go/elasticjob api/v1alpha1).
+      coordinated(coordinated(replica_map("elastic.iml.github.io", "ElasticJob", "replicaSpecs"), "dlrover-master"),
+                  "ps"),
       // mpi-operator v2beta1 labels its pods with the job name and the role.
       // The Launcher runs mpirun and the Workers train, unless the Launcher is a worker too.
       coordinated({"kubeflow.org",
@@ -201,7 +236,9 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // auto, decided by the entrypoint and the pods' commands.
       ray("RayJob", kAuto, "spec.rayClusterSpec.", {}, {"spec.entrypoint"}),
       ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}, {"spec.jobTemplate.entrypoint"}),
-      ray("RayCluster", kTraining, "spec.", {{"ray.io/cluster", "{name}"}}),
+      // A RayCluster runs no workload of its own (jobs are submitted to it later): like a
+      // bare Pod, it needs evidence in its commands to be judged as training.
+      ray("RayCluster", kAuto, "spec.", {{"ray.io/cluster", "{name}"}}),
       // RayService: Ray Serve applications, i.e. model serving.
       ray("RayService", kServing, "spec.rayClusterConfig.", {}),
       volcano("batch.volcano.sh", "Job", "spec.", {{"volcano.sh/job-name", "{name}"}}),
@@ -216,7 +253,12 @@ std::vector<WorkloadKind> default_workload_kinds() {
         {"spec.leaderWorkerTemplate.workerTemplate", "worker", {}}},
        Paths{"spec.leaderWorkerTemplate.volumeClaimTemplates[]"},
        Paths{},
-       {{"leaderworkerset.sigs.k8s.io/name", "{name}"}}},
+       {{"leaderworkerset.sigs.k8s.io/name", "{name}"}},
+       {},
+       {},
+       {},
+       {},
+       true},
   };
 }
 
@@ -282,8 +324,21 @@ const Policy& default_policy() {
                           "neuron-top", "clinfo",      "sycl-ls",    "fi_info",     "dcgmi",         "dcgmproftester*",
                           "gpu_burn",   "gpu-burn",    "vectoradd*", "devicequery", "bandwidthtest", "*_perf",
                           "osu_*",      "nvbandwidth", "*benchmark*"};
-    p.placeholder_commands = {"sleep", "echo", "printf", "true",     "pause", "wait",
-                              "trap",  "tail", "exit",   "hostname", "date",  ":"};
+    // Programs that hold a place or only print facts about the machine.
+    p.placeholder_commands = {"sleep", "echo",   "printf", "true",  "pause",  "wait",   "trap",   "tail",  "exit",
+                              "hostname", "date", ":",     "ls",    "df",     "du",     "cat",    "env",   "printenv",
+                              "nproc", "free",   "uname",  "whoami", "id",    "pwd",    "lscpu",  "lspci", "lsblk",
+                              "ulimit", "ibstat", "ibv_devinfo", "ibv_devices", "cd", "export", "set", "source"};
+    // Each from the program's own documentation (default-policy.yaml cites them).
+    p.checkpointing_off = {"enable_checkpointing=false",  "enable_checkpointing=0",
+                           "save_strategy=no",            "no_save",
+                           "create_checkpoint_callback=false", "enable_checkpoint=false",
+                           "save_checkpoints=false",      "checkpointing=false"};
+    p.benchmark_flags = {"benchmark",        "use_synthetic_data", "synthetic_data",      "synthetic",
+                         "use_fake_data",    "fake_data",          "dummy_data",          "dummy",          "use_dummy_data",
+                         "data=synthetic*",  "dataset=synthetic*", "dataset_type=synthetic", "data_backend=synthetic*",
+                         "mode=benchmark*",  "dataset=dummy*",     "dataset=fake*"};
+    p.benchmark_programs = {"tf_cnn_benchmarks*", "*_benchmark.py", "benchmark_*.py", "*benchmarks.py"};
     p.checkpoint_storage_flags = {"checkpoint",
                                   "checkpoint_dir",
                                   "checkpoint_path",

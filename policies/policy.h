@@ -99,6 +99,18 @@ struct WorkloadKind {
   // Paths to strings that are the job's own command (RayJob spec.entrypoint).
   std::vector<std::string> entrypoints = {};
   std::vector<PartRole> roles = {};
+  // Paths to whole objects of other kinds that this kind wraps (a Katib Experiment's
+  // trial template, an AppWrapper's components). Each is evaluated by the row of its own
+  // kind, and its findings are reported on the wrapper, its parts named "<part>: <its
+  // part>" (`part` as in templates: "component {}").
+  std::vector<PodTemplateLocation> wraps = {};
+  // A serving kind whose part shows strong training evidence (a launcher, a training
+  // script or flag; not a mere checkpoint-looking path) judges that part as training.
+  bool evidence_promotes = false;
+  // How the object becomes pod templates when its own fields are not enough.
+  // "trainerRuntime": a Kubeflow Trainer TrainJob, judged as the JobSet its runtime and
+  // its own fields make (webhook/core/trainjob_resolver.h).
+  std::string resolve = {};
 
   bool operator==(const WorkloadKind&) const = default;
 };
@@ -137,6 +149,14 @@ struct Policy {
   std::vector<std::string> diagnostic_hints;
   // Programs that hold a placeholder and do nothing (sleep, echo, pause, ...).
   std::vector<std::string> placeholder_commands;
+  // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
+  // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
+  std::vector<std::string> checkpointing_off;
+  // Flags of synthetic-data throughput benchmarks ("use_synthetic_data", or
+  // "data=synthetic*"): such a run is a diagnostic, whatever else it says.
+  std::vector<std::string> benchmark_flags;
+  // Benchmark programs (words, wildcards as above): a diagnostic even with training flags.
+  std::vector<std::string> benchmark_programs;
   // Flag and env names whose object-storage value is where checkpoints go.
   std::vector<std::string> checkpoint_storage_flags;
   // URL schemes of object storage (gs://, s3://, ...).

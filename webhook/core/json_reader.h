@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policies/pod_view.h"
 
@@ -50,6 +51,14 @@ class JsonReader {
   void string_map(const rapidjson::Value* value, const JsonPath& path, StringMap& out);
   std::vector<std::string> string_list(const rapidjson::Value* value, const JsonPath& path);
 
+  // note: keeps a remark for the audit trail (a placeholder read as set at deploy time);
+  // notes() are copied into the view's notes by the caller. Bounded: a hostile object
+  // with thousands of placeholders keeps the first few.
+  void note(std::string text) {
+    if (notes_.size() < kMaxNotes) notes_.push_back(std::move(text));
+  }
+  const std::vector<std::string>& notes() const { return notes_; }
+
   // each: calls fn(element, element_path) for every element of an array value.
   template <typename Fn>
   void each(const rapidjson::Value* value, const JsonPath& path, Fn&& fn) {
@@ -63,7 +72,9 @@ class JsonReader {
   }
 
  private:
+  static constexpr std::size_t kMaxNotes = 8;
   std::string error_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace kubegap

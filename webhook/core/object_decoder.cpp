@@ -1,6 +1,7 @@
 #include "webhook/core/object_decoder.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace kubegap {
 namespace {
@@ -19,6 +20,22 @@ bool is_zero_quantity(const Value& quantity) {
     digit = digit || text[i] == '0';
   }
   return digit && (i == text.size() || !(text[i] >= '1' && text[i] <= '9'));
+}
+
+// is_placeholder: a whole-value envsubst variable, `$NAME` or `${NAME}` (the forms
+// envsubst and most deploy scripts substitute).
+bool is_placeholder(std::string_view text) {
+  if (text.size() < 2 || text.front() != '$') return false;
+  std::string_view name = text.substr(1);
+  const bool braced = name.front() == '{';  // ${NAME}, also Katib's ${trialParameters.x}
+  if (braced) {
+    if (name.size() < 3 || name.back() != '}') return false;
+    name = name.substr(1, name.size() - 2);
+  }
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+         std::all_of(name.begin(), name.end(), [&](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (braced && c == '.');
+         });
 }
 
 void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
@@ -61,7 +78,16 @@ void decode_resource_names(JsonReader& reader, const Value* resources, const Jso
       if (!entry.value.IsString() && !entry.value.IsNumber()) {
         return reader.fail(JsonPath{&section_path, name}, "expected a quantity");
       }
-      if (entry.value.IsString() && !is_quantity({entry.value.GetString(), entry.value.GetStringLength()})) {
+      const std::string_view text =
+          entry.value.IsString() ? std::string_view(entry.value.GetString(), entry.value.GetStringLength()) : "";
+      if (entry.value.IsString() && is_placeholder(text)) {
+        // An envsubst template ($GPUS, ${GPU_PER_NODE}): set at deploy time, and a
+        // resource named in a manifest is requested. Judged as requested, with a note.
+        reader.note("resource " + name + " is " + std::string(text) + " (a placeholder, read as requested)");
+        out.push_back(name);
+        continue;
+      }
+      if (entry.value.IsString() && !is_quantity(text)) {
         return reader.fail(JsonPath{&section_path, name}, "not a quantity");
       }
       if (!is_zero_quantity(entry.value)) out.push_back(name);

@@ -27,9 +27,15 @@ struct ObjectEvaluation {
   std::vector<Finding> findings;
   std::vector<PartVerdict> parts;  // how each pod spec was classified
   std::string error;               // a type error, with its JSON path; findings are empty then
+  // Where the judged pod templates came from, for `check --explain` (a TrainJob: the
+  // runtime it resolved and which fields the TrainJob set); empty for other kinds.
+  std::vector<std::string> provenance = {};
 };
 
 // evaluate_object: decodes `json` (an object of kind `row`) and evaluates its pod specs.
+// A row with `resolve: trainerRuntime` (TrainJob) is first resolved against its runtime,
+// found in `claims` (the objects known besides the cluster view: `check`'s input) or
+// `cluster`; without it, the checks the runtime decides are not evaluated.
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
                                  const Policy& policy, std::string_view cluster_unavailable,

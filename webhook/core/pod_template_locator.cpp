@@ -112,8 +112,52 @@ bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, 
   return false;
 }
 
+namespace {
+
+// kMaxWrapDepth: wrappers inside wrappers (an AppWrapper of a Katib Experiment) are
+// followed this deep; real manifests nest once.
+constexpr int kMaxWrapDepth = 3;
+
+// locate_wrapped: the objects a wrapper kind holds (WorkloadKind::wraps), each located by
+// the row of its own kind; their parts join the wrapper's, named "<part>: <its part>".
+void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                    WorkloadView& out, const Policy& policy, int depth) {
+  for (const auto& location : kind.wraps) {
+    walk_template_path(reader, object, path, location.path, [&](const Value& inner, const JsonPath& at,
+                                                                const std::string& label) {
+      if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
+      const std::string api_version = JsonReader::string_member(&inner, "apiVersion");
+      const std::string inner_kind = JsonReader::string_member(&inner, "kind");
+      const auto slash = api_version.find('/');
+      const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+      const std::string prefix = render(location.part, label, out.name);
+      const WorkloadKind* row = policy.workload_kind(group, inner_kind);
+      if (row == nullptr || !row->resolve.empty() || depth >= kMaxWrapDepth) {
+        reader.note(prefix + ": " + (inner_kind.empty() ? std::string("an object without a kind") : inner_kind) +
+                    (row == nullptr ? " is not in the workload table" : " is not evaluated inside a wrapper"));
+        return;
+      }
+      WorkloadView wrapped;
+      wrapped.name = JsonReader::string_member(JsonReader::member(&inner, "metadata"), "name");
+      locate_pod_templates(reader, inner, at, *row, wrapped, &policy, depth + 1);
+      for (auto& pod : wrapped.pods) {
+        pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
+        if (pod.wrapped_kind.empty()) {
+          pod.wrapped_group = group;
+          pod.wrapped_kind = inner_kind;
+        }
+        out.pods.push_back(std::move(pod));
+      }
+      out.entrypoints.insert(out.entrypoints.end(), wrapped.entrypoints.begin(), wrapped.entrypoints.end());
+    });
+  }
+}
+
+}  // namespace
+
 void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
-                          WorkloadView& out) {
+                          WorkloadView& out, const Policy* policy, int depth) {
+  if (policy != nullptr) locate_wrapped(reader, object, path, kind, out, *policy, depth);
   const ControllerVolumes added = controller_volumes(reader, object, path, kind);
   for (const auto& entrypoint : kind.entrypoints) {
     walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {

@@ -16,7 +16,9 @@
 
 namespace kubegap {
 
+// `policy` finds the rows of wrapped objects (WorkloadKind::wraps); without it, wrapped
+// objects are not followed. `depth` counts the wrappers already entered.
 void locate_pod_templates(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
-                          const WorkloadKind& kind, WorkloadView& out);
+                          const WorkloadKind& kind, WorkloadView& out, const Policy* policy = nullptr, int depth = 0);
 
 }  // namespace kubegap

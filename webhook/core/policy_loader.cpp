@@ -81,6 +81,12 @@ class PolicyParser {
         policy.diagnostic_hints = strings(value, key);
       } else if (key == "placeholderCommands") {
         policy.placeholder_commands = strings(value, key);
+      } else if (key == "checkpointingOff") {
+        policy.checkpointing_off = strings(value, key);
+      } else if (key == "benchmarkFlags") {
+        policy.benchmark_flags = strings(value, key);
+      } else if (key == "benchmarkPrograms") {
+        policy.benchmark_programs = strings(value, key);
       } else if (key == "checkpointStorageFlags") {
         policy.checkpoint_storage_flags = strings(value, key);
       } else if (key == "objectStorageSchemes") {
@@ -96,8 +102,8 @@ class PolicyParser {
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, excludedNamespaces, "
-             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
-             "checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
+             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, checkpointingOff, "
+             "benchmarkFlags, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }
     }
     return policy;
@@ -268,6 +274,14 @@ class PolicyParser {
           row.entrypoints = template_paths(v, field);
         } else if (name == "roles") {
           row.roles = roles(v, field);
+        } else if (name == "wraps") {
+          if (!v.IsSequence()) fail(v, field, "expected a list of {path, part}");
+          for (const auto& item : v) row.wraps.push_back(location(item, field));
+        } else if (name == "evidencePromotes") {
+          row.evidence_promotes = boolean(v, field);
+        } else if (name == "resolve") {
+          row.resolve = scalar(v, field);
+          if (row.resolve != "trainerRuntime") fail(v, field, "expected trainerRuntime, got \"" + row.resolve + "\"");
         } else if (name == "enabled") {
           enabled = boolean(v, field);
         } else if (name == "operations") {
@@ -290,11 +304,12 @@ class PolicyParser {
         } else {
           fail(entry.first, field,
                "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
-               "entrypoints, roles, podLabels, skipChecks, enabled)");
+               "entrypoints, roles, wraps, evidencePromotes, resolve, podLabels, skipChecks, enabled)");
         }
       }
       if (!has_kind) fail(node, key, "every entry needs a kind");
-      if (enabled && row.templates.empty()) fail(node, key, "kind " + row.kind + " needs at least one template");
+      if (enabled && row.templates.empty() && row.wraps.empty())
+        fail(node, key, "kind " + row.kind + " needs at least one template (or wraps)");
       const auto same = std::find_if(rows.begin(), rows.end(),
                                      [&](const WorkloadKind& w) { return w.group == row.group && w.kind == row.kind; });
       if (!enabled) {

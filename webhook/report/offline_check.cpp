@@ -2,6 +2,7 @@
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "webhook/core/json_reader.h"
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/object_evaluation.h"
+#include "webhook/core/trainjob_resolver.h"
 #include "webhook/core/object_loader.h"
 
 namespace kubegap {
@@ -198,6 +200,7 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
   std::vector<NodeInfo> nodes;
   std::vector<ResourceClaimInfo> claims;
   std::vector<ConfigMapInfo> config_maps;
+  std::vector<TrainingRuntimeInfo> runtimes;
   for (const KubeObject* input : inputs) {
     JsonReader json_reader;
     const JsonPath root{nullptr, input->kind};
@@ -210,6 +213,17 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
     } else if (is_resource_claim(input->api_version, input->kind)) {
       ResourceClaimInfo claim = decode_resource_claim(json_reader, *input->json, root);
       if (json_reader.ok()) claims.push_back(std::move(claim));
+    } else if (group_of(input->api_version) == kTrainerApiGroup &&
+               (input->kind == kClusterTrainingRuntimeKind || input->kind == kTrainingRuntimeKind)) {
+      // A TrainJob in the input is judged with the runtime it names (it is judged as a
+      // workload of its own too, below).
+      WorkloadView meta;
+      decode_object_meta(json_reader, *input->json, root, meta);
+      rapidjson::StringBuffer text;
+      rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+      input->json->Accept(writer);
+      runtimes.push_back({input->kind, meta.namespace_name.empty() ? "default" : meta.namespace_name, meta.name,
+                          std::string(text.GetString(), text.GetSize())});
     } else if (input->kind == "ConfigMap" && input->api_version == "v1") {
       // Env vars that containers take from it (envFrom): where checkpoints go.
       WorkloadView meta;
@@ -228,7 +242,9 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
   const bool have_view = !budgets.empty() || !nodes.empty();
   // The DRA claims in the input resolve the device classes of pods that use them; a
   // snapshot of claims alone is no cluster view for disruption-budget (handled below).
-  const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes), std::move(claims), std::move(config_maps));
+  // The input is all `check` knows: a runtime not in it is not found (listed).
+  const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes), std::move(claims), std::move(config_maps),
+                                 std::make_shared<const RuntimeSet>(std::move(runtimes), true));
 
   for (const KubeObject* input : inputs) {
     const WorkloadKind* row = policy.workload_kind(group_of(input->api_version), input->kind);
@@ -249,7 +265,8 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
     }
     report.objects.push_back({input->file, input->line, input->api_version, input->kind,
                               evaluation.object.namespace_name, evaluation.object.name, std::move(evaluation.findings),
-                              std::move(evaluation.parts), meta_of(*input->json, "uid")});
+                              std::move(evaluation.parts), meta_of(*input->json, "uid"),
+                              std::move(evaluation.provenance)});
   }
   order_by_file(report.errors, reader.files);
   return report;

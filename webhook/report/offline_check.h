@@ -23,6 +23,8 @@ struct CheckedObject {
   std::vector<Finding> findings;   // every outcome: findings, exempt, not evaluated
   std::vector<PartVerdict> parts;  // how each part was classified (--explain, json)
   std::string uid;                 // metadata.uid when known (`scan`; PolicyReport resources)
+  // Where the judged templates came from (a TrainJob's runtime and overrides; --explain).
+  std::vector<std::string> provenance = {};
 };
 
 struct SkippedObject {

@@ -169,6 +169,7 @@ std::string render_text(const CheckReport& report, const TextOptions& options) {
             << (p.evaluated ? std::string(class_name(p.workload_class)) : "not evaluated") << " (" << p.why
             << (p.coordinator ? "; coordinator: judged with its job" : "") << ")\n";
       }
+      for (const auto& line : o.provenance) out << "  from " << line << "\n";
     }
     if (std::none_of(o.findings.begin(), o.findings.end(), [](const Finding& f) { return warns(f); })) {
       out << "  " << paint(kGreen, "no findings") << "\n";

@@ -414,14 +414,32 @@ TEST(ResourceQuantities, KubernetesQuantitySyntaxIsARequest) {
 }
 
 TEST(ResourceQuantities, AnythingElseIsNotAQuantity) {
-  for (const char* quantity : {"\"$GPU_PER_NODE\"", "\"{{ .Values.gpus }}\"", "\"${GPUS}\"", "eight", "1.2.3", "1e",
-                               "Gi", "\"1 Gi\"", "1KiB", "1gi", "1e3.5", "\".\"", "\"-\"", "0x10"}) {
+  for (const char* quantity : {"\"{{ .Values.gpus }}\"", "eight", "1.2.3", "1e", "Gi", "\"1 Gi\"", "1KiB", "1gi",
+                               "1e3.5", "\".\"", "\"-\"", "0x10", "\"$\"", "\"${}\"", "\"$1GPU\"", "\"${A B}\"",
+                               "\"$GPUS-1\""}) {
     const auto evaluation = pod_with_gpu(quantity);
     EXPECT_EQ(evaluation.error, "Pod.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity") << quantity;
   }
 }
 
-TEST(ResourceQuantities, TheWebhookAnnotatesAnUnrenderedVariableAsAnError) {
+// An envsubst template's variable ($GPU_PER_NODE, ${GPUS}, Katib's
+// ${trialParameters.gpus}) is set at deploy time: the resource counts as requested and a
+// note names the placeholder, so the object is judged rather than dropped.
+TEST(ResourceQuantities, APlaceholderIsARequestWithANote) {
+  for (const char* quantity : {"\"$GPU_PER_NODE\"", "\"${GPUS}\"", "\"${trialParameters.gpus}\""}) {
+    const auto evaluation = pod_with_gpu(quantity);
+    EXPECT_EQ(evaluation.error, "") << quantity;
+    EXPECT_TRUE(requests_an_accelerator(evaluation)) << quantity;
+    const auto note = std::find_if(evaluation.findings.begin(), evaluation.findings.end(),
+                                   [](const kubegap::Finding& f) { return f.check == kubegap::kInputNote; });
+    ASSERT_NE(note, evaluation.findings.end()) << quantity;
+    EXPECT_EQ(note->outcome, kubegap::Outcome::kNote);
+    EXPECT_NE(note->reason.find("resource nvidia.com/gpu is $"), std::string::npos) << note->reason;
+    EXPECT_NE(note->reason.find("placeholder"), std::string::npos) << note->reason;
+  }
+}
+
+TEST(ResourceQuantities, TheWebhookJudgesAPlaceholderAndNotesIt) {
   kubegap::PolicyStore policies{kubegap::default_policy()};
   kubegap::NoClusterView no_cluster;
   const kubegap::ReviewHandler handler{policies, no_cluster};
@@ -431,12 +449,13 @@ TEST(ResourceQuantities, TheWebhookAnnotatesAnUnrenderedVariableAsAnError) {
     "object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
       "spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"$GPU_PER_NODE"}}}]}}}})");
   EXPECT_EQ(result.status, 200);
-  EXPECT_FALSE(result.evaluated);
+  EXPECT_TRUE(result.evaluated);
   const auto doc = parse_json(result.body);
   const auto* annotations = member(doc["response"], "auditAnnotations");
   ASSERT_NE(annotations, nullptr) << result.body;
-  EXPECT_EQ(str((*annotations)["error"]),
-            "not evaluated: request.object.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity");
+  ASSERT_NE(member(*annotations, "input"), nullptr) << result.body;
+  EXPECT_EQ(str((*annotations)["input"]),
+            "note: resource nvidia.com/gpu is $GPU_PER_NODE (a placeholder, read as requested)");
 }
 
 }  // namespace

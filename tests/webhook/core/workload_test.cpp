@@ -326,6 +326,12 @@ struct GapCase {
 const std::vector<std::string> kNoDurable = {"durable"};
 const std::vector<std::string> kDefault300 = {"not-ready", "unreachable", "300 s"};
 
+// trains_by_evidence: fixtures of serving kinds whose pods run a training launcher, so
+// they are judged as training (WorkloadKind::evidence_promotes) and asked for a budget.
+bool trains_by_evidence(const std::string& fixture) {
+  return fixture == "statefulset" || fixture == "statefulset-well-configured";
+}
+
 std::vector<GapCase> gap_cases() {
   return {
       {"job",
@@ -344,10 +350,13 @@ std::vector<GapCase> gap_cases() {
       // checkpoint-looking path): a GPU Deployment with no durable volume, pinned to a
       // zone, tolerating everything, is an inference server's business.
       {"deployment", "apps/v1", "Deployment", {}},
+      // It runs torchrun: a serving kind that trains is judged as training (evidencePromotes).
       {"statefulset",
        "apps/v1",
        "StatefulSet",
-       {{kCheckpoint, "", {"/workspace/checkpoints", "emptyDir", "\"scratch\""}}}},
+       {{kCheckpoint, "", {"/workspace/checkpoints", "emptyDir", "\"scratch\""}},
+        {kZone, "", {"\"us-west-2b\"", "nodeSelector"}},
+        {kGpu, "", {"nvidia.com/gpu-xid-error", "NoExecute"}}}},
       {"replicaset", "apps/v1", "ReplicaSet", {{kCheckpoint, "", {"/ckpt", "ephemeral", "\"ckpt\""}}}},
       {"daemonset", "apps/v1", "DaemonSet", {}},
       {"rayservice", "ray.io/v1", "RayService", {}},
@@ -363,6 +372,26 @@ std::vector<GapCase> gap_cases() {
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
+      // Wrappers: the wrapped PyTorchJob's gaps, reported on the wrapper (WorkloadKind::wraps).
+      {"katib-experiment",
+       "kubeflow.org/v1beta1",
+       "Experiment",
+       {{kCheckpoint, "trial: replica Master, trial: replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
+        {kZone, "trial: replica Master, trial: replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
+        {kGpu, "trial: replica Master, trial: replica Worker", kDefault300}}},
+      {"appwrapper",
+       "workload.codeflare.dev/v1beta2",
+       "AppWrapper",
+       {{kCheckpoint, "component 0: replica Master, component 0: replica Worker",
+         {"/checkpoints", "emptyDir", "\"ckpt\""}},
+        {kZone, "component 0: replica Master, component 0: replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
+        {kGpu, "component 0: replica Master, component 0: replica Worker", kDefault300}}},
+      {"kubedl-cron",
+       "apps.kubedl.io/v1alpha1",
+       "Cron",
+       {{kCheckpoint, "workload: replica Master, workload: replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
+        {kZone, "workload: replica Master, workload: replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
+        {kGpu, "workload: replica Master, workload: replica Worker", kDefault300}}},
       {"tfjob",
        "kubeflow.org/v1",
        "TFJob",
@@ -400,11 +429,9 @@ std::vector<GapCase> gap_cases() {
        {{kCheckpoint, "workerGroup gpu-group", kNoDurable},
         {kZone, "workerGroup gpu-group", {"\"us-east-1b\"", "nodeSelector"}},
         {kGpu, "workerGroup gpu-group", kDefault300}}},
-      {"raycluster",
-       "ray.io/v1",
-       "RayCluster",
-       {{kCheckpoint, "head, workerGroup small-group, workerGroup gpu-group", kNoDurable},
-        {kGpu, "workerGroup gpu-group", kDefault300}}},
+      // A RayCluster runs nothing of its own: without training evidence its checkpoint
+      // volume is not judged (auto class); the GPU group still gets the health check.
+      {"raycluster", "ray.io/v1", "RayCluster", {{kGpu, "workerGroup gpu-group", kDefault300}}},
       {"volcano-job",
        "batch.volcano.sh/v1alpha1",
        "Job",
@@ -533,7 +560,7 @@ TEST_P(WorkloadGaps, EachGapIsOneCitedWarningNamingThePartsAndBudgetIsNotEvaluat
   // (Serving kinds are not asked for a budget: checksByClass.)
   const auto* row = default_policy().workload_kind(api_group_version(c.api_version).first, c.kind);
   ASSERT_NE(row, nullptr) << c.fixture;
-  const bool budget = default_policy().check_applies(kBudget, row->workload_class);
+  const bool budget = default_policy().check_applies(kBudget, row->workload_class) || trains_by_evidence(c.fixture);
   std::set<std::string> keys(checks.begin(), checks.end());
   if (budget) keys.insert(kBudget);
   std::set<std::string> got;
@@ -550,7 +577,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, WorkloadGaps, ::testing::ValuesIn(gap_cases()
 TEST(WorkloadKinds, EveryDefaultWorkloadKindHasAGappyFixture) {
   const auto cases = gap_cases();
   for (const auto& row : kubegap::default_workload_kinds()) {
-    if (row.kind == "Pod") continue;
+    // A TrainJob's gaps depend on its runtime: the two ATrainJob... tests cover it.
+    if (row.kind == "Pod" || row.kind == "TrainJob") continue;
     const bool covered = std::any_of(cases.begin(), cases.end(), [&](const GapCase& c) {
       return api_group_version(c.api_version).first == row.group && c.kind == row.kind;
     });
@@ -574,7 +602,7 @@ TEST_P(WorkloadWellConfigured, GetsNoWarningAndOnlyTheBudgetNotEvaluatedAnnotati
   const auto* row =
       default_policy().workload_kind(api_group_version(str(object["apiVersion"])).first, str(object["kind"]));
   ASSERT_NE(row, nullptr);
-  if (default_policy().check_applies(kBudget, row->workload_class)) {
+  if (default_policy().check_applies(kBudget, row->workload_class) || trains_by_evidence(GetParam())) {
     EXPECT_EQ(a.annotations, (std::map<std::string, std::string>{{kBudget, kNoClusterView}}));
   } else {
     EXPECT_TRUE(a.annotations.empty());
@@ -859,11 +887,58 @@ TEST(WorkloadKinds, WorkloadInAnExcludedNamespaceGivesNothing) {
   EXPECT_TRUE(a.annotations.empty());
 }
 
-TEST(WorkloadKinds, TrainJobIsNotEvaluatedItsRuntimeHoldsThePodTemplates) {
+// A TrainJob is judged as the JobSet its runtime and its own fields make. Without its
+// runtime, what the runtime decides (volumes, tolerations) is not evaluated, and what the
+// TrainJob alone sets (its patch's zone pin) is still judged.
+TEST(WorkloadKinds, ATrainJobWithoutItsRuntimeIsJudgedOnWhatItSetsAlone) {
   const Answer a = run("trainjob");
-  EXPECT_FALSE(a.result.evaluated);
-  EXPECT_TRUE(a.warnings.empty()) << listing(a.warnings);
-  EXPECT_TRUE(a.annotations.empty());
+  EXPECT_TRUE(a.result.evaluated);
+  ASSERT_EQ(a.warnings.size(), 1u) << listing(a.warnings);
+  EXPECT_EQ(a.warnings_of(kZone).size(), 1u) << listing(a.warnings);
+  const std::string missing =
+      "not evaluated: runtime ClusterTrainingRuntime/torch-distributed not found (no cluster view)";
+  EXPECT_EQ(a.annotations.at(kCheckpoint), missing);
+  EXPECT_EQ(a.annotations.at(kGpu), missing);
+  EXPECT_NE(a.annotations.at("input").find("judged on what the TrainJob alone sets"), std::string::npos);
+}
+
+// The cluster view's runtime gives the TrainJob its pod template: a trainer with no
+// durable volume gets the checkpoint warning; the same TrainJob with a PVC patched in
+// gets none.
+TEST(WorkloadKinds, ATrainJobIsJudgedWithTheRuntimeOfTheClusterView) {
+  const std::string runtime = R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"ClusterTrainingRuntime",
+    "metadata":{"name":"torch-distributed"},"spec":{"template":{"spec":{"replicatedJobs":[{"name":"node",
+    "template":{"metadata":{"labels":{"trainer.kubeflow.org/trainjob-ancestor-step":"trainer"}},
+    "spec":{"template":{"spec":{"containers":[{"name":"node","image":"pytorch/pytorch"}]}}}}}]}}}})";
+  auto runtimes = std::make_shared<const kubegap::RuntimeSet>(
+      std::vector<kubegap::TrainingRuntimeInfo>{{"ClusterTrainingRuntime", "", "torch-distributed", runtime}}, true);
+  const Harness harness(default_policy(), std::make_shared<const ClusterSnapshot>(nullptr, nullptr, runtimes));
+  const Answer bare = run("trainjob", {}, harness);
+  ASSERT_EQ(bare.warnings_of(kCheckpoint).size(), 1u) << listing(bare.warnings);
+  EXPECT_NE(bare.warnings_of(kCheckpoint)[0].find("replicatedJob node"), std::string::npos);
+  EXPECT_NE(bare.annotations.at("input").find("runtime ClusterTrainingRuntime/torch-distributed"),
+            std::string::npos);
+
+  rapidjson::Document patched = workload("trainjob");
+  auto& alloc = patched.GetAllocator();
+  auto& pod = patched["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+                     ["template"]["spec"]["template"]["spec"];
+  pod.AddMember("volumes", json_value(R"([{"name":"ckpt","persistentVolumeClaim":{"claimName":"runs"}}])", alloc),
+                alloc);
+  pod.AddMember(
+      "containers",
+      json_value(R"([{"name":"node","volumeMounts":[{"name":"ckpt","mountPath":"/checkpoints"}]}])", alloc), alloc);
+  const Answer with_pvc = answer(harness, review_for(patched));
+  EXPECT_TRUE(with_pvc.warnings_of(kCheckpoint).empty()) << listing(with_pvc.warnings);
+  EXPECT_EQ(with_pvc.annotations.count(kCheckpoint), 0u);
+
+  // Another runtime name is not the one in the view: not found.
+  rapidjson::Document other = workload("trainjob");
+  other["spec"]["runtimeRef"]["name"] = "deepspeed-distributed";
+  const Answer missing = answer(harness, review_for(other));
+  EXPECT_EQ(missing.annotations.at(kCheckpoint),
+            "not evaluated: runtime ClusterTrainingRuntime/deepspeed-distributed not found (not in the known "
+            "runtimes)");
 }
 
 TEST(WorkloadKinds, AWrongTypeInsideATemplateIsAnErrorAnnotationNamingItsJsonPath) {

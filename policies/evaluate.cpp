@@ -106,7 +106,7 @@ bool skipped_for(const WorkloadKind* row, std::string_view id) {
 struct EvidenceFacts {
   std::string training, diagnostic, destination;
   std::string checkpointing_off;  // the flag that switches saving off
-  bool speaks = false;  // training or diagnostic evidence of its own
+  bool speaks = false;            // training or diagnostic evidence of its own
 };
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
@@ -138,7 +138,9 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
   }
   const auto trains = training_evidence(facts, env, policy);
   if (trains && out.training.empty()) out.training = *trains;
-  const auto diag = diagnostic_evidence(facts, image, env, policy, trains.has_value());
+  // Only strong evidence outranks a diagnostic: `ls /mnt/checkpoints` inspects a
+  // checkpoint path, it does not train.
+  const auto diag = diagnostic_evidence(facts, image, env, policy, trains && strong_training_evidence(*trains));
   if (!diag) {
     all_diagnostic = false;
   } else if (out.diagnostic.empty()) {
@@ -172,7 +174,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     any_voice = true;
     add_command(out, facts, env, c.image, policy, all_diagnostic);
   }
-  if (!any_voice || !all_diagnostic || !out.training.empty()) out.diagnostic.clear();
+  if (!any_voice || !all_diagnostic || strong_training_evidence(out.training)) out.diagnostic.clear();
+  if (!out.diagnostic.empty()) out.training.clear();
   out.speaks = !out.training.empty() || !out.diagnostic.empty();
   return out;
 }
@@ -292,8 +295,8 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       // A coordinator writes no checkpoints: its job's writers are judged.
       if (check.id == kCheckpointVolume && pod->coordinator) continue;
       if (skipped_for(pod_row(*pod, row, policy), check.id)) continue;
-      const CheckContext ctx{object,         policy,        cluster, cluster_unavailable, accelerator, workload_class,
-                             destination,    saving_off};
+      const CheckContext ctx{object,      policy,         cluster,     cluster_unavailable,
+                             accelerator, workload_class, destination, saving_off};
       auto gap = check.run(*pod, ctx);
       if (!gap) continue;
       if (gap->outcome == Outcome::kFinding &&

@@ -45,17 +45,27 @@ bool is_assignment(std::string_view w) {
 // diagnostic rules judge the program that really runs (`mpirun -np 8 bash -c "ls"` runs
 // ls). Shell syntax rather than policy, like kShells.
 constexpr std::array<std::string_view, 17> kWrappers = {
-    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "env",   "timeout",   "nice",
+    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "env",    "timeout", "nice",
     "ionice", "numactl", "taskset",       "stdbuf",  "chrt",    "uv",   "poetry", "conda"};
 // Wrappers whose program follows a `run` subcommand (uv run, poetry run, conda run -n x).
 constexpr std::array<std::string_view, 3> kRunSubcommand = {"uv", "poetry", "conda"};
 // Options of the wrappers above that take no value, so the word after one is the program
 // (`mpirun --allow-run-as-root ls`). Any other option is taken to have a value when the
 // next word cannot be a program (a number, a host list, a path to a host file).
-constexpr std::array<std::string_view, 14> kNoValueOptions = {
-    "--allow-run-as-root", "-allow-run-as-root", "--oversubscribe", "-oversubscribe", "--tag-output",
-    "-tag-output",         "--report-bindings",  "-report-bindings", "--display-map", "-display-map",
-    "-l",                  "--label",            "-u",              "--unbuffered"};
+constexpr std::array<std::string_view, 14> kNoValueOptions = {"--allow-run-as-root",
+                                                              "-allow-run-as-root",
+                                                              "--oversubscribe",
+                                                              "-oversubscribe",
+                                                              "--tag-output",
+                                                              "-tag-output",
+                                                              "--report-bindings",
+                                                              "-report-bindings",
+                                                              "--display-map",
+                                                              "-display-map",
+                                                              "-l",
+                                                              "--label",
+                                                              "-u",
+                                                              "--unbuffered"};
 
 template <std::size_t N>
 bool one_of(const std::array<std::string_view, N>& list, std::string_view w) {
@@ -97,7 +107,6 @@ std::size_t unwrapped_start(const std::vector<std::string>& words, std::size_t a
   }
   return i;
 }
-
 
 // split_script: simple commands of a shell script, each a list of words (quotes and
 // $(...) are not interpreted: a word keeps them, which is enough to read names).

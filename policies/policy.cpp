@@ -180,9 +180,9 @@ std::vector<WorkloadKind> default_workload_kinds() {
       coordinated(jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {}), "launcher"),
       // A TrainJob is judged as the JobSet its runtime and its own fields make (the JobSet
       // is named after the TrainJob): webhook/core/trainjob_resolver.h.
-      trainjob(coordinated(jobset("trainer.kubeflow.org", "TrainJob", "spec.",
-                                  {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
-                           "launcher")),
+      trainjob(coordinated(
+          jobset("trainer.kubeflow.org", "TrainJob", "spec.", {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
+          "launcher")),
       // Katib (kubeflow/katib apis/controller/experiments/v1beta1): the trial template is
       // a whole Job, PyTorchJob, MPIJob, ... with ${trialParameters.x} placeholders.
       wrapper("kubeflow.org", "Experiment", "spec.trialTemplate.trialSpec", "trial"),
@@ -205,7 +205,8 @@ std::vector<WorkloadKind> default_workload_kinds() {
       replica_map("training.kubedl.io", "XGBoostJob", "xgbReplicaSpecs"),
       replica_map("training.kubedl.io", "XDLJob", "xdlReplicaSpecs"),
       replica_map("training.kubedl.io", "MarsJob", "marsReplicaSpecs"),
-      replica_map("training.kubedl.io", "ElasticDLJob", "elasticdlReplicaSpecs"),
+      // ElasticDL's master dispatches data shards to the workers, which train.
+      coordinated(replica_map("training.kubedl.io", "ElasticDLJob", "elasticdlReplicaSpecs"), "Master"),
       coordinated(replica_map("training.kubedl.io", "MPIJob", "mpiReplicaSpecs"), "Launcher"),
       // Elastic PyTorch: TorchElastic's controller (deprecated) and DLRover.
       replica_map("elastic.pytorch.org", "ElasticJob", "replicaSpecs"),
@@ -238,7 +239,8 @@ std::vector<WorkloadKind> default_workload_kinds() {
       ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}, {"spec.jobTemplate.entrypoint"}),
       // A RayCluster runs no workload of its own (jobs are submitted to it later): like a
       // bare Pod, it needs evidence in its commands to be judged as training.
-      ray("RayCluster", kAuto, "spec.", {{"ray.io/cluster", "{name}"}}),
+      // Its head's command (a driver script) is evidence for the worker groups.
+      coordinated(ray("RayCluster", kAuto, "spec.", {{"ray.io/cluster", "{name}"}}), "head"),
       // RayService: Ray Serve applications, i.e. model serving.
       ray("RayService", kServing, "spec.rayClusterConfig.", {}),
       volcano("batch.volcano.sh", "Job", "spec.", {{"volcano.sh/job-name", "{name}"}}),
@@ -262,6 +264,110 @@ std::vector<WorkloadKind> default_workload_kinds() {
   };
 }
 
+namespace {
+
+// set_default_hints: the vocabularies that read commands (default-policy.yaml cites them).
+void set_default_hints(Policy& p) {  // data table
+  p.training_hints.launchers = {"torchrun",
+                                "deepspeed",
+                                "horovodrun",
+                                "torch.distributed.run",
+                                "torch.distributed.launch",
+                                "accelerate",
+                                "hyperpodrun",
+                                "llamafactory-cli",
+                                "composer",
+                                "tune"};
+  p.training_hints.flags = {"epochs",
+                            "num_epochs",
+                            "num_train_epochs",
+                            "max_epochs",
+                            "max_steps",
+                            "max_iters",
+                            "train_steps",
+                            "num_steps",
+                            "total_steps",
+                            "train_iters",
+                            "steps",
+                            "learning_rate",
+                            "lr",
+                            "do_train",
+                            "save_steps",
+                            "save_every_steps",
+                            "checkpoint_every",
+                            "checkpoint_period",
+                            "checkpoint_freq",
+                            "gradient_accumulation_steps",
+                            "per_device_train_batch_size"};
+  p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
+                              "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
+                              "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
+  p.training_hints.non_training = {"*eval*",    "*infer*",  "*convert*", "*download*", "*compile*",
+                                   "*quantiz*", "*export*", "*merge*",   "*serve*",    "*benchmark*"};
+  p.diagnostic_hints = {"nvidia-smi", "rocm-smi",    "amd-smi",     "hl-smi",       "xpu-smi",       "neuron-ls",
+                        "neuron-top", "clinfo",      "sycl-ls",     "fi_info",      "dcgmi",         "dcgmproftester*",
+                        "gpu_burn",   "gpu-burn",    "vectoradd*",  "devicequery",  "bandwidthtest", "*_perf",
+                        "osu_*",      "nvbandwidth", "*benchmark*", "*collect_env*"};
+  // Programs that hold a place or only print facts about the machine.
+  p.placeholder_commands = {"sleep",  "echo",        "printf",      "true",     "pause",  "wait",  "trap",
+                            "tail",   "exit",        "hostname",    "date",     ":",      "ls",    "df",
+                            "du",     "cat",         "env",         "printenv", "nproc",  "free",  "uname",
+                            "whoami", "id",          "pwd",         "lscpu",    "lspci",  "lsblk", "ulimit",
+                            "ibstat", "ibv_devinfo", "ibv_devices", "cd",       "export", "set",   "source"};
+  // Each from the program's own documentation (default-policy.yaml cites them).
+  p.checkpointing_off = {
+      "enable_checkpointing=false",       "enable_checkpointing=0",  "save_strategy=no",       "no_save",
+      "create_checkpoint_callback=false", "enable_checkpoint=false", "save_checkpoints=false", "checkpointing=false"};
+  p.benchmark_flags = {"benchmark",
+                       "use_synthetic_data",
+                       "synthetic_data",
+                       "synthetic",
+                       "use_fake_data",
+                       "fake_data",
+                       "dummy_data",
+                       "dummy",
+                       "use_dummy_data",
+                       "data=synthetic*",
+                       "dataset=synthetic*",
+                       "dataset_type=synthetic",
+                       "data_backend=synthetic*",
+                       "mode=benchmark*",
+                       "dataset=dummy*",
+                       "dataset=fake*"};
+  p.benchmark_programs = {"tf_cnn_benchmarks*",
+                          "*_benchmark.py",
+                          "benchmark_*.py",
+                          "*benchmarks.py",
+                          "torch.utils.bottleneck",
+                          "nsys",
+                          "ncu",
+                          "nvprof"};
+  p.checkpoint_storage_flags = {"checkpoint",
+                                "checkpoint_dir",
+                                "checkpoint_path",
+                                "checkpoint_uri",
+                                "ckpt_dir",
+                                "ckpt_path",
+                                "save",
+                                "save_dir",
+                                "save_path",
+                                "output_dir",
+                                "output_path",
+                                "output_uri",
+                                "model_dir",
+                                "base_output_directory",
+                                "storage_path",
+                                "bucket",
+                                "gcs_bucket",
+                                "s3_bucket",
+                                "aip_checkpoint_dir",
+                                "aip_model_dir"};
+  p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
+                              "wasbs://", "az://", "hdfs://", "oci://"};
+}
+
+}  // namespace
+
 const Policy& default_policy() {
   static const Policy kDefault = [] {
     Policy p;
@@ -284,83 +390,7 @@ const Policy& default_policy() {
     p.max_parts_per_object = 256;
     p.excluded_namespaces = {"kube-system"};
     p.checkpoint_path_hints = {"checkpoint", "ckpt"};
-    p.training_hints.launchers = {"torchrun",
-                                  "deepspeed",
-                                  "horovodrun",
-                                  "torch.distributed.run",
-                                  "torch.distributed.launch",
-                                  "accelerate",
-                                  "hyperpodrun",
-                                  "llamafactory-cli",
-                                  "composer",
-                                  "tune"};
-    p.training_hints.flags = {"epochs",
-                              "num_epochs",
-                              "num_train_epochs",
-                              "max_epochs",
-                              "max_steps",
-                              "max_iters",
-                              "train_steps",
-                              "num_steps",
-                              "total_steps",
-                              "train_iters",
-                              "steps",
-                              "learning_rate",
-                              "lr",
-                              "do_train",
-                              "save_steps",
-                              "save_every_steps",
-                              "checkpoint_every",
-                              "checkpoint_period",
-                              "checkpoint_freq",
-                              "gradient_accumulation_steps",
-                              "per_device_train_batch_size"};
-    p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
-                                "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
-                                "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
-    p.training_hints.non_training = {"*eval*",    "*infer*",  "*convert*", "*download*", "*compile*",
-                                     "*quantiz*", "*export*", "*merge*",   "*serve*",    "*benchmark*"};
-    p.diagnostic_hints = {"nvidia-smi", "rocm-smi",    "amd-smi",    "hl-smi",      "xpu-smi",       "neuron-ls",
-                          "neuron-top", "clinfo",      "sycl-ls",    "fi_info",     "dcgmi",         "dcgmproftester*",
-                          "gpu_burn",   "gpu-burn",    "vectoradd*", "devicequery", "bandwidthtest", "*_perf",
-                          "osu_*",      "nvbandwidth", "*benchmark*"};
-    // Programs that hold a place or only print facts about the machine.
-    p.placeholder_commands = {"sleep", "echo",   "printf", "true",  "pause",  "wait",   "trap",   "tail",  "exit",
-                              "hostname", "date", ":",     "ls",    "df",     "du",     "cat",    "env",   "printenv",
-                              "nproc", "free",   "uname",  "whoami", "id",    "pwd",    "lscpu",  "lspci", "lsblk",
-                              "ulimit", "ibstat", "ibv_devinfo", "ibv_devices", "cd", "export", "set", "source"};
-    // Each from the program's own documentation (default-policy.yaml cites them).
-    p.checkpointing_off = {"enable_checkpointing=false",  "enable_checkpointing=0",
-                           "save_strategy=no",            "no_save",
-                           "create_checkpoint_callback=false", "enable_checkpoint=false",
-                           "save_checkpoints=false",      "checkpointing=false"};
-    p.benchmark_flags = {"benchmark",        "use_synthetic_data", "synthetic_data",      "synthetic",
-                         "use_fake_data",    "fake_data",          "dummy_data",          "dummy",          "use_dummy_data",
-                         "data=synthetic*",  "dataset=synthetic*", "dataset_type=synthetic", "data_backend=synthetic*",
-                         "mode=benchmark*",  "dataset=dummy*",     "dataset=fake*"};
-    p.benchmark_programs = {"tf_cnn_benchmarks*", "*_benchmark.py", "benchmark_*.py", "*benchmarks.py"};
-    p.checkpoint_storage_flags = {"checkpoint",
-                                  "checkpoint_dir",
-                                  "checkpoint_path",
-                                  "checkpoint_uri",
-                                  "ckpt_dir",
-                                  "ckpt_path",
-                                  "save",
-                                  "save_dir",
-                                  "save_path",
-                                  "output_dir",
-                                  "output_path",
-                                  "output_uri",
-                                  "model_dir",
-                                  "base_output_directory",
-                                  "storage_path",
-                                  "bucket",
-                                  "gcs_bucket",
-                                  "s3_bucket",
-                                  "aip_checkpoint_dir",
-                                  "aip_model_dir"};
-    p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
-                                "wasbs://", "az://", "hdfs://", "oci://"};
+    set_default_hints(p);
     p.workload_kinds = default_workload_kinds();
     p.checks_by_class = {
         {WorkloadClass::kTraining, p.enabled_checks},

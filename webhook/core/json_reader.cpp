@@ -1,5 +1,7 @@
 #include "webhook/core/json_reader.h"
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace kubegap {
@@ -67,8 +69,28 @@ bool JsonReader::boolean(const rapidjson::Value* value, const JsonPath& path) {
   return value->GetBool();
 }
 
+bool is_placeholder(std::string_view text) {
+  if (text.size() < 2 || text.front() != '$') return false;
+  std::string_view name = text.substr(1);
+  const bool braced = name.front() == '{';  // ${NAME}, also Katib's ${trialParameters.x}
+  if (braced) {
+    if (name.size() < 3 || name.back() != '}') return false;
+    name = name.substr(1, name.size() - 2);
+  }
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+         std::all_of(name.begin(), name.end(), [&](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (braced && c == '.');
+         });
+}
+
 std::optional<std::int64_t> JsonReader::int64(const rapidjson::Value* value, const JsonPath& path) {
   if (value == nullptr) return std::nullopt;
+  if (value->IsString() && is_placeholder({value->GetString(), value->GetStringLength()})) {
+    // An envsubst template's `numNodes: ${NODES}`: set at deploy time, read as absent.
+    note(path.render() + " is " + std::string(value->GetString(), value->GetStringLength()) +
+         " (a placeholder, read as unset)");
+    return std::nullopt;
+  }
   if (!value->IsInt64()) {
     fail(path, "expected an integer");
     return std::nullopt;

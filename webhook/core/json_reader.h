@@ -30,6 +30,11 @@ struct JsonPath {
   std::string render() const;
 };
 
+// is_placeholder: a whole-value envsubst variable, `$NAME` or `${NAME}` (also Katib's
+// `${trialParameters.x}`): a manifest template not yet rendered. Readers take it as set at
+// deploy time (a quantity as requested, an integer as unset) and note it.
+bool is_placeholder(std::string_view text);
+
 class JsonReader {
  public:
   bool ok() const { return error_.empty(); }

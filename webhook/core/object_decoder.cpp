@@ -22,22 +22,6 @@ bool is_zero_quantity(const Value& quantity) {
   return digit && (i == text.size() || !(text[i] >= '1' && text[i] <= '9'));
 }
 
-// is_placeholder: a whole-value envsubst variable, `$NAME` or `${NAME}` (the forms
-// envsubst and most deploy scripts substitute).
-bool is_placeholder(std::string_view text) {
-  if (text.size() < 2 || text.front() != '$') return false;
-  std::string_view name = text.substr(1);
-  const bool braced = name.front() == '{';  // ${NAME}, also Katib's ${trialParameters.x}
-  if (braced) {
-    if (name.size() < 3 || name.back() != '}') return false;
-    name = name.substr(1, name.size() - 2);
-  }
-  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
-         std::all_of(name.begin(), name.end(), [&](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (braced && c == '.');
-         });
-}
-
 void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
                            std::vector<std::string>& out) {
   // is_quantity: the syntax of a Kubernetes resource.Quantity (apimachinery's

@@ -65,9 +65,8 @@ ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath&
   std::string namespace_name = JsonReader::string_member(JsonReader::member(&json, "metadata"), "namespace");
   if (namespace_name.empty()) namespace_name = default_namespace;
   const ClusterSnapshot* known = claims != nullptr ? claims : cluster;
-  const std::string* text = known != nullptr && !ref.name.empty()
-                                ? known->runtimes().find(ref.kind, namespace_name, ref.name)
-                                : nullptr;
+  const std::string* text =
+      known != nullptr && !ref.name.empty() ? known->runtimes().find(ref.kind, namespace_name, ref.name) : nullptr;
   rapidjson::Document runtime;
   if (text != nullptr && runtime.Parse(text->data(), text->size()).HasParseError()) text = nullptr;
   TrainJobResolution resolved =
@@ -77,7 +76,7 @@ ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath&
     out.error = std::string(path.name) + "." + resolved.error;
     return out;
   }
-  const std::string missing = ref.name.empty() ? "no spec.runtimeRef.name"
+  const std::string missing = ref.name.empty()  ? "no spec.runtimeRef.name"
                               : text == nullptr ? missing_runtime(ref, known, cluster_unavailable)
                                                 : std::string();
   std::vector<std::string> notes;

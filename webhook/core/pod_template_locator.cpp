@@ -123,33 +123,33 @@ constexpr int kMaxWrapDepth = 3;
 void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
                     WorkloadView& out, const Policy& policy, int depth) {
   for (const auto& location : kind.wraps) {
-    walk_template_path(reader, object, path, location.path, [&](const Value& inner, const JsonPath& at,
-                                                                const std::string& label) {
-      if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
-      const std::string api_version = JsonReader::string_member(&inner, "apiVersion");
-      const std::string inner_kind = JsonReader::string_member(&inner, "kind");
-      const auto slash = api_version.find('/');
-      const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-      const std::string prefix = render(location.part, label, out.name);
-      const WorkloadKind* row = policy.workload_kind(group, inner_kind);
-      if (row == nullptr || !row->resolve.empty() || depth >= kMaxWrapDepth) {
-        reader.note(prefix + ": " + (inner_kind.empty() ? std::string("an object without a kind") : inner_kind) +
-                    (row == nullptr ? " is not in the workload table" : " is not evaluated inside a wrapper"));
-        return;
-      }
-      WorkloadView wrapped;
-      wrapped.name = JsonReader::string_member(JsonReader::member(&inner, "metadata"), "name");
-      locate_pod_templates(reader, inner, at, *row, wrapped, &policy, depth + 1);
-      for (auto& pod : wrapped.pods) {
-        pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
-        if (pod.wrapped_kind.empty()) {
-          pod.wrapped_group = group;
-          pod.wrapped_kind = inner_kind;
-        }
-        out.pods.push_back(std::move(pod));
-      }
-      out.entrypoints.insert(out.entrypoints.end(), wrapped.entrypoints.begin(), wrapped.entrypoints.end());
-    });
+    walk_template_path(
+        reader, object, path, location.path, [&](const Value& inner, const JsonPath& at, const std::string& label) {
+          if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
+          const std::string api_version = JsonReader::string_member(&inner, "apiVersion");
+          const std::string inner_kind = JsonReader::string_member(&inner, "kind");
+          const auto slash = api_version.find('/');
+          const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+          const std::string prefix = render(location.part, label, out.name);
+          const WorkloadKind* row = policy.workload_kind(group, inner_kind);
+          if (row == nullptr || !row->resolve.empty() || depth >= kMaxWrapDepth) {
+            reader.note(prefix + ": " + (inner_kind.empty() ? std::string("an object without a kind") : inner_kind) +
+                        (row == nullptr ? " is not in the workload table" : " is not evaluated inside a wrapper"));
+            return;
+          }
+          WorkloadView wrapped;
+          wrapped.name = JsonReader::string_member(JsonReader::member(&inner, "metadata"), "name");
+          locate_pod_templates(reader, inner, at, *row, wrapped, &policy, depth + 1);
+          for (auto& pod : wrapped.pods) {
+            pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
+            if (pod.wrapped_kind.empty()) {
+              pod.wrapped_group = group;
+              pod.wrapped_kind = inner_kind;
+            }
+            out.pods.push_back(std::move(pod));
+          }
+          out.entrypoints.insert(out.entrypoints.end(), wrapped.entrypoints.begin(), wrapped.entrypoints.end());
+        });
   }
 }
 
@@ -171,7 +171,8 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
                          PodSpecView pod = decode_pod_template(reader, value, at);
                          add_controller_volumes(pod, added);
                          pod.part = render(location.part, label, out.name);
-                         pod.coordinator = coordinator(reader, object, path, kind, label);
+                         // A template without a label (a RayCluster's head) is named by its part.
+                         pod.coordinator = coordinator(reader, object, path, kind, label.empty() ? pod.part : label);
                          add_controller_labels(pod, kind, location, label, out.name);
                          out.pods.push_back(std::move(pod));
                        });

@@ -17,7 +17,7 @@ namespace net = boost::asio;
 // Impl: the pieces, client-go style. KubeClient is the transport; one Reflector per
 // resource keeps its ResourceStore in step with the API server and says when something
 // the checks read changed; the publish step turns the stores into a snapshot (after a
-// short delay that folds a burst of events into one), rebuilding only the half that
+// short delay that folds a burst of events into one), rebuilding only the part that
 // changed; SnapshotPublisher hands it to reviews and frees the replaced ones.
 struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl> {
   Impl(net::io_context& ioc, KubeEndpoint endpoint, Metrics& shared_metrics, WatcherOptions watcher_options)
@@ -39,6 +39,7 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
   bool stopped = false;
   bool budgets_dirty = false;  // changed since the last published snapshot
   bool nodes_dirty = false;
+  bool runtimes_dirty = false;
   Reflector<DisruptionBudget> budgets{"poddisruptionbudgets",
                                       "/apis/policy/v1/poddisruptionbudgets",
                                       {decode_budget_object, budget_key},
@@ -48,6 +49,24 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
                                       [this] { changed(budgets_dirty); }};
   Reflector<NodeInfo> nodes{"nodes", "/api/v1/nodes", {decode_node_object, node_key},  client,
                             metrics, options,         [this] { changed(nodes_dirty); }};
+  // Kubeflow Trainer's runtimes, for TrainJobs: optional, since most clusters have no
+  // Trainer CRDs (404: absent, rechecked every options.absent_recheck).
+  Reflector<RuntimeObject> cluster_runtimes{"clustertrainingruntimes",
+                                            "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes",
+                                            {decode_cluster_runtime_object, runtime_object_key},
+                                            client,
+                                            metrics,
+                                            options,
+                                            [this] { changed(runtimes_dirty); },
+                                            ResourcePresence::kOptional};
+  Reflector<RuntimeObject> namespaced_runtimes{"trainingruntimes",
+                                               "/apis/trainer.kubeflow.org/v1alpha1/trainingruntimes",
+                                               {decode_namespaced_runtime_object, runtime_object_key},
+                                               client,
+                                               metrics,
+                                               options,
+                                               [this] { changed(runtimes_dirty); },
+                                               ResourcePresence::kOptional};
 
   void changed(bool& dirty) {
     dirty = true;
@@ -60,30 +79,57 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
     });
   }
 
+  // ready: the first snapshot waits for the PDBs and Nodes to be listed, and for one list
+  // of each runtime kind to end, listed or not (a cluster without Trainer syncs without).
+  bool ready() const {
+    return budgets.listed() && nodes.listed() && cluster_runtimes.tried() && namespaced_runtimes.tried();
+  }
+
+  // runtime_set: both runtime kinds; `listed` only when both are (a runtime the set lacks
+  // then does not exist; otherwise a TrainJob that names it is "not evaluated").
+  std::shared_ptr<const RuntimeSet> runtime_set() const {
+    std::vector<TrainingRuntimeInfo> all;
+    all.reserve(cluster_runtimes.store().size() + namespaced_runtimes.store().size());
+    for (const auto* reflector : {&cluster_runtimes, &namespaced_runtimes}) {
+      for (auto& runtime : reflector->store().values()) all.push_back(std::move(runtime.info));
+    }
+    return std::make_shared<const RuntimeSet>(std::move(all),
+                                              cluster_runtimes.listed() && namespaced_runtimes.listed());
+  }
+
   void publish() {
-    if (!synced && (!budgets.listed() || !nodes.listed())) return;
-    // Only the half that changed is rebuilt (and re-indexed); the other is shared with the
-    // previous snapshot, so a PDB change does not copy 5,000 Nodes, nor the reverse.
-    std::shared_ptr<const BudgetSet> budget_half;
-    std::shared_ptr<const NodeSet> node_half;
+    if (!synced && !ready()) return;
+    // Only the part that changed is rebuilt (and re-indexed); the others are shared with
+    // the previous snapshot, so a PDB change does not copy 5,000 Nodes, nor the reverse.
+    std::shared_ptr<const BudgetSet> budget_part;
+    std::shared_ptr<const NodeSet> node_part;
+    std::shared_ptr<const RuntimeSet> runtime_part;
     {
       // Scoped: holding the previous snapshot across publish() would keep the publisher
       // from freeing it at once when no review holds it either.
       const auto previous = publisher->current();
-      budget_half = budgets_dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store().values())
+      budget_part = budgets_dirty || !previous ? std::make_shared<const BudgetSet>(budgets.store().values())
                                                : previous->shared_budgets();
-      node_half =
+      node_part =
           nodes_dirty || !previous ? std::make_shared<const NodeSet>(nodes.store().values()) : previous->shared_nodes();
+      runtime_part = runtimes_dirty || !previous ? runtime_set() : previous->shared_runtimes();
     }
-    budgets_dirty = nodes_dirty = false;
-    publisher->publish(std::make_shared<const ClusterSnapshot>(std::move(budget_half), std::move(node_half)));
+    budgets_dirty = nodes_dirty = runtimes_dirty = false;
+    publisher->publish(
+        std::make_shared<const ClusterSnapshot>(std::move(budget_part), std::move(node_part), std::move(runtime_part)));
     metrics.cluster_published();
-    metrics.cluster_objects(budgets.name(), budgets.store().size());
-    metrics.cluster_objects(nodes.name(), nodes.store().size());
+    for (const auto& [name, size] : {std::pair{budgets.name(), budgets.store().size()},
+                                     {nodes.name(), nodes.store().size()},
+                                     {cluster_runtimes.name(), cluster_runtimes.store().size()},
+                                     {namespaced_runtimes.name(), namespaced_runtimes.store().size()}}) {
+      metrics.cluster_objects(name, size);
+    }
     if (!synced.exchange(true)) {
       log_event(spdlog::level::info, "cluster view synced",
                 {{"poddisruptionbudgets", std::to_string(budgets.store().size()), false},
-                 {"nodes", std::to_string(nodes.store().size()), false}});
+                 {"nodes", std::to_string(nodes.store().size()), false},
+                 {"trainingruntimes_listed",
+                  cluster_runtimes.listed() && namespaced_runtimes.listed() ? "true" : "false", false}});
     }
   }
 
@@ -93,6 +139,8 @@ struct ClusterWatcher::Impl : std::enable_shared_from_this<ClusterWatcher::Impl>
     publisher->stop();
     budgets.stop();
     nodes.stop();
+    cluster_runtimes.stop();
+    namespaced_runtimes.stop();
   }
 };
 
@@ -118,6 +166,10 @@ void ClusterWatcher::start() {
       impl->strand, [impl]() -> net::awaitable<void> { co_await impl->budgets.run(); }, net::detached);
   net::co_spawn(
       impl->strand, [impl]() -> net::awaitable<void> { co_await impl->nodes.run(); }, net::detached);
+  net::co_spawn(
+      impl->strand, [impl]() -> net::awaitable<void> { co_await impl->cluster_runtimes.run(); }, net::detached);
+  net::co_spawn(
+      impl->strand, [impl]() -> net::awaitable<void> { co_await impl->namespaced_runtimes.run(); }, net::detached);
 }
 
 void ClusterWatcher::stop() {

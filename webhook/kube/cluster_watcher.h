@@ -1,7 +1,8 @@
 #pragma once
 // ClusterWatcher: the live cluster view. Lists and watches policy/v1
-// PodDisruptionBudgets (all namespaces) and v1 Nodes (Reflector over KubeClient, a small
-// Kubernetes API client on Beast/Asio + OpenSSL), and publishes an immutable
+// PodDisruptionBudgets (all namespaces), v1 Nodes, and Kubeflow Trainer's
+// trainer.kubeflow.org/v1alpha1 ClusterTrainingRuntimes and TrainingRuntimes (Reflector
+// over KubeClient, a small Kubernetes API client on Beast/Asio + OpenSSL), and publishes an immutable
 // ClusterSnapshot that reviews read with one atomic load (SnapshotPublisher): the request
 // path never waits on the network, and never frees an old view. Run it on an io_context
 // the reviews do not use.
@@ -11,7 +12,10 @@
 //   ReviewHandler handler(policies, watcher);   // a ClusterView
 //
 // Resilience: resourceVersion tracking, watch bookmarks, watches renewed when their
-// timeout ends, 410 Gone -> relist, exponential backoff with jitter on errors.
+// timeout ends, 410 Gone -> relist, exponential backoff with jitter on errors. The runtimes
+// are optional: without the Trainer CRDs (404) or the RBAC to read them (403) the view
+// syncs without them (RuntimeSet listed=false), logs that once at info and lists them
+// again every WatcherOptions::absent_recheck (5 minutes).
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -35,7 +39,7 @@ class ClusterWatcher final : public ClusterView {
   void start();
   void stop();
 
-  // synced: both resources have been listed once.
+  // synced: the PDBs and Nodes have been listed once, and the runtimes tried once.
   bool synced() const;
   std::shared_ptr<const ClusterSnapshot> snapshot() const override;
   std::string_view unavailable_reason() const override { return "cluster view not synced"; }

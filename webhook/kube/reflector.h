@@ -6,6 +6,13 @@
 // `on_change` runs (on the client's executor) after each list and after each read that
 // changed something the checks read; a Node's status heartbeat does not call it.
 //
+// An optional resource (a CRD that may not be installed, such as Kubeflow Trainer's
+// runtimes) whose list is answered 404 (not served) or 403 (not allowed) is "absent": its
+// store is emptied, `on_change` runs, one info line is logged, and it is listed again
+// every `absent_recheck` without counting errors or logging again; a watch answered
+// 404/403 (the CRD deleted) lists again, which finds it absent. Its first failed list also
+// runs `on_change`, so a watcher does not wait on a resource it can do without.
+//
 //   Reflector<NodeInfo> nodes("nodes", "/api/v1/nodes", {decode_node_object, node_key},
 //                             client, metrics, options, [&] { mark_dirty(); });
 //   co_spawn(strand, nodes.run(), detached);   ...   nodes.stop();
@@ -34,7 +41,14 @@ struct WatcherOptions {
   std::chrono::milliseconds backoff_cap{30000};
   std::chrono::milliseconds publish_delay{50};  // coalesces bursts of events
   std::size_t page_size = 500;
+  // How often an absent optional resource (404/403 on list) is listed again: the watch
+  // renewal cadence, so a CRD installed later is seen within about 5 minutes.
+  std::chrono::milliseconds absent_recheck{300000};
 };
+
+// ResourcePresence: whether the resource must exist (built-in kinds) or may be absent
+// (a CRD that is not installed, or not granted to the webhook).
+enum class ResourcePresence { kRequired, kOptional };
 
 // backoff_delay: the wait after `failures` consecutive failures: "full jitter" between
 // half and all of min(cap, base * 2^failures), so many replicas do not retry in step
@@ -52,7 +66,8 @@ template <typename T>
 class Reflector {
  public:
   Reflector(const char* name, const char* path, ResourceStore<T> store, KubeClient& client, Metrics& metrics,
-            const WatcherOptions& options, std::function<void()> on_change)
+            const WatcherOptions& options, std::function<void()> on_change,
+            ResourcePresence presence = ResourcePresence::kRequired)
       : name_(name),
         path_(path),
         store_(std::move(store)),
@@ -60,11 +75,16 @@ class Reflector {
         metrics_(metrics),
         options_(options),
         on_change_(std::move(on_change)),
-        random_(std::random_device{}()) {}
+        random_(std::random_device{}()),
+        optional_(presence == ResourcePresence::kOptional) {}
 
   const char* name() const { return name_; }
   const ResourceStore<T>& store() const { return store_; }
   bool listed() const { return listed_; }
+  // absent: an optional resource whose last list was answered 404 or 403 (store empty).
+  bool absent() const { return absent_; }
+  // tried: a list has ended at least once, listed or not.
+  bool tried() const { return tried_; }
 
   boost::asio::awaitable<void> run();
   // stop: ends run() soon (call on the client's executor).
@@ -75,10 +95,17 @@ class Reflector {
   }
 
  private:
-  boost::asio::awaitable<bool> list(std::string& error);
+  // list: `status` is the HTTP status of a failed first page (0 without an answer).
+  boost::asio::awaitable<bool> list(std::string& error, int& status);
   // watch: the error that ended the watch ("" when it timed out as asked); `relist` on
-  // 410 Gone, `unreadable` when an event could not be read (resuming would read it again).
+  // 410 Gone (or, for an optional resource, 404/403), `unreadable` when an event could not
+  // be read (resuming would read it again).
   boost::asio::awaitable<std::string> watch(bool& relist, bool& unreadable);
+  // unavailable: 404 (not served) or 403 (not allowed), which make an optional resource absent.
+  static bool unavailable(int status) { return status == 404 || status == 403; }
+  // wait_absent: the list said `status` (404/403): the resource is absent until `timer`
+  // has waited absent_recheck.
+  boost::asio::awaitable<void> wait_absent(int status, boost::asio::steady_timer& timer);
 
   const char* name_;  // for logs and metrics: "poddisruptionbudgets", "nodes"
   const char* path_;  // "/apis/policy/v1/poddisruptionbudgets"
@@ -88,14 +115,19 @@ class Reflector {
   WatcherOptions options_;
   std::function<void()> on_change_;
   std::mt19937 random_;
+  bool optional_ = false;
   bool listed_ = false;
+  bool absent_ = false;
+  bool tried_ = false;
+  int watch_status_ = 0;  // the last watch's HTTP status, for the relist's log line
   bool stopped_ = false;
   WatchResponse* active_ = nullptr;             // the open watch, cancelled by stop()
   boost::asio::steady_timer* timer_ = nullptr;  // the backoff wait, cancelled by stop()
 };
 
 template <typename T>
-boost::asio::awaitable<bool> Reflector<T>::list(std::string& error) {
+boost::asio::awaitable<bool> Reflector<T>::list(std::string& error, int& status) {
+  status = 0;
   store_.start_list();
   std::string continue_token;
   do {
@@ -111,6 +143,7 @@ boost::asio::awaitable<bool> Reflector<T>::list(std::string& error) {
       co_return false;
     }
     if (page.status != 200) {
+      if (continue_token.empty()) status = page.status;
       error = "list " + std::string(path_) + ": HTTP " + std::to_string(page.status) + ": " + page.body.substr(0, 300);
       co_return false;
     }
@@ -130,7 +163,8 @@ boost::asio::awaitable<std::string> Reflector<T>::watch(bool& relist, bool& unre
   auto [error, response] = co_await client_.watch(target);
   if (!error.empty()) co_return "watch " + error;
   if (stopped_) co_return "";
-  if (response->status() == 410) {
+  watch_status_ = response->status();
+  if (response->status() == 410 || (optional_ && unavailable(response->status()))) {
     relist = true;
     co_return "";
   }
@@ -180,6 +214,26 @@ boost::asio::awaitable<std::string> Reflector<T>::watch(bool& relist, bool& unre
 }
 
 template <typename T>
+boost::asio::awaitable<void> Reflector<T>::wait_absent(int status, boost::asio::steady_timer& timer) {
+  if (!absent_) {
+    absent_ = true;
+    store_.clear();
+    // Once per absence, at info: a cluster without the CRD is an ordinary cluster.
+    log_event(
+        spdlog::level::info, status == 404 ? "cluster view resource not served" : "cluster view resource forbidden",
+        {{"resource", name_},
+         {"status", std::to_string(status), false},
+         {"recheck_in_s",
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.absent_recheck).count()), false}});
+    on_change_();
+  }
+  // In step with the API server: there is nothing to list (the stale-view alert stays quiet).
+  metrics_.cluster_synced(name_, 0);
+  timer.expires_after(options_.absent_recheck);
+  co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+}
+
+template <typename T>
 boost::asio::awaitable<void> Reflector<T>::run() {
   constexpr auto kAwait = boost::asio::as_tuple(boost::asio::use_awaitable);
   int failures = 0;
@@ -192,8 +246,13 @@ boost::asio::awaitable<void> Reflector<T>::run() {
   while (!stopped_) {
     std::string error;
     if (!listed_) {
-      if (co_await list(error)) {
+      int status = 0;
+      const bool listed = co_await list(error, status);
+      const bool first = !tried_;
+      tried_ = true;
+      if (listed) {
         listed_ = true;
+        absent_ = false;
         failures = 0;
         log_event(spdlog::level::info, "cluster view listed",
                   {{"resource", name_},
@@ -203,13 +262,23 @@ boost::asio::awaitable<void> Reflector<T>::run() {
         on_change_();
         continue;
       }
+      if (stopped_) break;
+      if (optional_ && unavailable(status)) {
+        failures = 0;
+        co_await wait_absent(status, timer);
+        continue;
+      }
+      // An optional resource: the watcher need not wait for it to be listed.
+      if (optional_ && first) on_change_();
     } else {
       bool relist = false, unreadable = false;
       error = co_await watch(relist, unreadable);
       if (stopped_) break;
       metrics_.cluster_watch_restarted(name_);
       if (relist) {
-        log_event(spdlog::level::info, "cluster view relisting", {{"resource", name_}, {"reason", "410 Gone"}});
+        const bool gone = watch_status_ == 200 || watch_status_ == 410;
+        log_event(spdlog::level::info, "cluster view relisting",
+                  {{"resource", name_}, {"reason", gone ? "410 Gone" : "HTTP " + std::to_string(watch_status_)}});
         listed_ = false;
         continue;
       }

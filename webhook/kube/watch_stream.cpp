@@ -1,8 +1,11 @@
 #include "webhook/kube/watch_stream.h"
 
 #include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "webhook/core/object_decoder.h"
+#include "webhook/core/trainjob_resolver.h"
 
 namespace kubegap {
 
@@ -55,5 +58,63 @@ NodeInfo decode_node_object(JsonReader& reader, const rapidjson::Value& object, 
   return decode_node(reader, object, path);
 }
 std::string node_key(const NodeInfo& node) { return node.name; }
+
+std::string runtime_json(const rapidjson::Value& object) {
+  rapidjson::StringBuffer text;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+  if (!object.IsObject()) {
+    object.Accept(writer);
+    return {text.GetString(), text.GetSize()};
+  }
+  writer.StartObject();
+  for (const auto& member : object.GetObject()) {
+    writer.Key(member.name.GetString(), member.name.GetStringLength());
+    const std::string_view key(member.name.GetString(), member.name.GetStringLength());
+    if (key != "metadata" || !member.value.IsObject()) {
+      member.value.Accept(writer);
+      continue;
+    }
+    // Server-side apply's bookkeeping and the version: large, or changing on every write,
+    // and nothing the resolver reads.
+    writer.StartObject();
+    for (const auto& field : member.value.GetObject()) {
+      const std::string_view name(field.name.GetString(), field.name.GetStringLength());
+      if (name == "managedFields" || name == "resourceVersion") continue;
+      writer.Key(field.name.GetString(), field.name.GetStringLength());
+      field.value.Accept(writer);
+    }
+    writer.EndObject();
+  }
+  writer.EndObject();
+  return {text.GetString(), text.GetSize()};
+}
+
+namespace {
+RuntimeObject decode_runtime_object(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
+                                    std::string_view kind) {
+  RuntimeObject out;
+  out.info.kind = kind;
+  const JsonPath meta_path{&path, "metadata"};
+  const rapidjson::Value* meta = reader.object(JsonReader::member(&object, "metadata"), meta_path);
+  out.info.name = reader.string(JsonReader::member(meta, "name"), JsonPath{&meta_path, "name"});
+  // A ClusterTrainingRuntime has no namespace (RuntimeSet ignores one anyway).
+  if (kind != kClusterTrainingRuntimeKind) {
+    out.info.namespace_name = reader.string(JsonReader::member(meta, "namespace"), JsonPath{&meta_path, "namespace"});
+  }
+  if (reader.ok()) out.info.json = runtime_json(object);
+  return out;
+}
+}  // namespace
+
+RuntimeObject decode_cluster_runtime_object(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path) {
+  return decode_runtime_object(reader, object, path, kClusterTrainingRuntimeKind);
+}
+RuntimeObject decode_namespaced_runtime_object(JsonReader& reader, const rapidjson::Value& object,
+                                               const JsonPath& path) {
+  return decode_runtime_object(reader, object, path, kTrainingRuntimeKind);
+}
+std::string runtime_object_key(const RuntimeObject& runtime) {
+  return runtime.info.namespace_name + "/" + runtime.info.name;
+}
 
 }  // namespace kubegap

@@ -65,6 +65,12 @@ class ResourceStore {
     listing_.clear();
     resource_version_ = list_version_;
   }
+  // clear: no objects and no version (the resource is absent: a CRD not installed).
+  void clear() {
+    items_.clear();
+    listing_.clear();
+    resource_version_.clear();
+  }
 
   WatchResult apply_event(std::string_view line, std::string* error = nullptr);
 
@@ -86,11 +92,29 @@ class ResourceStore {
   std::string list_version_;
 };
 
-// Decoders and keys for the two watched resources.
+// RuntimeObject: a watched Kubeflow Trainer runtime (TrainingRuntimeInfo, comparable, so a
+// MODIFIED event that changes nothing publishes nothing). Its JSON text is the object
+// without metadata.managedFields and metadata.resourceVersion.
+struct RuntimeObject {
+  TrainingRuntimeInfo info;
+  bool operator==(const RuntimeObject& other) const {
+    return info.kind == other.info.kind && info.namespace_name == other.info.namespace_name &&
+           info.name == other.info.name && info.json == other.info.json;
+  }
+};
+
+// Decoders and keys for the watched resources.
 DisruptionBudget decode_budget_object(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path);
 std::string budget_key(const DisruptionBudget& budget);
 NodeInfo decode_node_object(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path);
 std::string node_key(const NodeInfo& node);
+// trainer.kubeflow.org/v1alpha1 ClusterTrainingRuntime (cluster-scoped) and TrainingRuntime.
+RuntimeObject decode_cluster_runtime_object(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path);
+RuntimeObject decode_namespaced_runtime_object(JsonReader& reader, const rapidjson::Value& object,
+                                               const JsonPath& path);
+std::string runtime_object_key(const RuntimeObject& runtime);
+// runtime_json: `object` as JSON text without metadata.managedFields and resourceVersion.
+std::string runtime_json(const rapidjson::Value& object);
 
 // Helpers shared by the template.
 std::string metadata_resource_version(const rapidjson::Value& object);

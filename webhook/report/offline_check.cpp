@@ -19,8 +19,8 @@
 #include "webhook/core/json_reader.h"
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/object_evaluation.h"
-#include "webhook/core/trainjob_resolver.h"
 #include "webhook/core/object_loader.h"
+#include "webhook/core/trainjob_resolver.h"
 
 namespace kubegap {
 namespace {

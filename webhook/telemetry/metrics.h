@@ -48,7 +48,8 @@ class Metrics {
   void request_started() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void request_finished() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
-  // The live cluster view, per resource ("poddisruptionbudgets", "nodes").
+  // The live cluster view, per resource ("poddisruptionbudgets", "nodes",
+  // "clustertrainingruntimes", "trainingruntimes").
   void cluster_synced(std::string_view resource, std::size_t objects);
   void cluster_objects(std::string_view resource, std::size_t objects);
   void cluster_watch_restarted(std::string_view resource);
@@ -97,7 +98,8 @@ class Metrics {
   std::shared_ptr<const MemoryBudget> budget_;
   std::atomic<std::uint64_t> cluster_snapshots_{0};
 
-  static constexpr std::array<std::string_view, 2> kClusterResources = {"poddisruptionbudgets", "nodes"};
+  static constexpr std::array<std::string_view, 4> kClusterResources = {"poddisruptionbudgets", "nodes",
+                                                                        "clustertrainingruntimes", "trainingruntimes"};
   struct ClusterResourceMetrics {
     std::atomic<std::uint64_t> objects{0};
     std::atomic<std::int64_t> last_sync_unix{0};

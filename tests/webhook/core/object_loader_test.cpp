@@ -414,9 +414,9 @@ TEST(ResourceQuantities, KubernetesQuantitySyntaxIsARequest) {
 }
 
 TEST(ResourceQuantities, AnythingElseIsNotAQuantity) {
-  for (const char* quantity : {"\"{{ .Values.gpus }}\"", "eight", "1.2.3", "1e", "Gi", "\"1 Gi\"", "1KiB", "1gi",
-                               "1e3.5", "\".\"", "\"-\"", "0x10", "\"$\"", "\"${}\"", "\"$1GPU\"", "\"${A B}\"",
-                               "\"$GPUS-1\""}) {
+  for (const char* quantity :
+       {"\"{{ .Values.gpus }}\"", "eight", "1.2.3", "1e", "Gi", "\"1 Gi\"", "1KiB", "1gi", "1e3.5", "\".\"", "\"-\"",
+        "0x10", "\"$\"", "\"${}\"", "\"$1GPU\"", "\"${A B}\"", "\"$GPUS-1\""}) {
     const auto evaluation = pod_with_gpu(quantity);
     EXPECT_EQ(evaluation.error, "Pod.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity") << quantity;
   }

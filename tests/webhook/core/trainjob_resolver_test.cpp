@@ -240,9 +240,8 @@ TEST(TrainJobResolver, PodSpecOverridesOfV200ApplyTheirFieldsToTargetJobs) {
   EXPECT_EQ(json(r.object, node("/hostNetwork").c_str()), "<absent>");
   // The other job is not a target.
   EXPECT_EQ(json(r.object, "/spec/replicatedJobs/0/template/spec/template/spec/volumes"), "<absent>");
-  EXPECT_TRUE(has_line(r,
-                       "replicatedJob node: nodeSelector, volume ckpt, container node: volumeMounts from TrainJob "
-                       "spec.podSpecOverrides[0]"));
+  EXPECT_TRUE(has_line(
+      r, "replicatedJob node: nodeSelector, volume ckpt, container node from TrainJob spec.podSpecOverrides[0]"));
 }
 
 TEST(TrainJobResolver, PodTemplateOverridesOfV210MergeMetadataAndLaterEntriesWin) {
@@ -293,10 +292,10 @@ TEST(TrainJobResolver, RuntimePatchesOfV220PatchVolumesAndMountsByKey) {
   EXPECT_EQ(json(r.object, node("/containers/0/command").c_str()), R"(["torchrun"])");
   EXPECT_EQ(json(r.object, "/spec/replicatedJobs/1/template/metadata/labels/job"), R"("l")");
   EXPECT_EQ(json(r.object, "/spec/replicatedJobs/1/template/spec/template/metadata/annotations"), R"({"p":"q"})");
+  EXPECT_TRUE(has_line(r, "replicatedJob node: job labels from TrainJob spec.runtimePatches[0]"));
   EXPECT_TRUE(has_line(r,
-                       "replicatedJob node: pod annotations, volume ckpt, container node: volumeMounts, "
-                       "securityContext, tolerations, terminationGracePeriodSeconds from TrainJob "
-                       "spec.runtimePatches[0]"));
+                       "replicatedJob node: pod annotations, volume ckpt, container node, tolerations, "
+                       "terminationGracePeriodSeconds from TrainJob spec.runtimePatches[0]"));
 }
 
 TEST(TrainJobResolver, InitializerSetsStorageUriEnvAndSecret) {
@@ -364,7 +363,7 @@ TEST(TrainJobResolver, WrongTypesAreErrorsWithTheirPath) {
   const std::vector<std::pair<std::string, std::string>> table = {
       {trainjob(R"("x")"), "spec: expected an object"},
       {trainjob(R"({"trainer": {"numNodes": "4"}})"), "spec.trainer.numNodes: expected an integer"},
-      {trainjob(R"({"trainer": {"numNodes": 4294967296}})"), "spec.trainer.numNodes: out of range"},
+      {trainjob(R"({"trainer": {"numNodes": 1.5}})"), "spec.trainer.numNodes: expected an integer"},
       {trainjob(R"({"trainer": {"image": 3}})"), "spec.trainer.image: expected a string"},
       {trainjob(R"({"trainer": {"command": ["a", 1]}})"), "spec.trainer.command[1]: expected a string"},
       {trainjob(R"({"trainer": {"env": [{"value": "x"}]}})"),
@@ -455,7 +454,11 @@ TEST(TrainJobResolver, WorkIsBoundedWhenAnOverrideTargetsManyJobs) {
 }
 
 TEST(TrainJobResolver, OutputOutlivesAnInSituParsedInput) {
-  std::string job_text = trainjob(R"({"trainer": {"image": "me/train:1"}})");
+  std::string job_text = trainjob(R"({"trainer": {"image": "me/train:1", "env": [{"name": "E", "value": "v"}]},
+                                      "initializer": {"dataset": {"storageUri": "s3://b/d", "secretRef": {"name": "s"}}},
+                                      "runtimePatches": [{"trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                                        {"name": "node", "template": {"spec": {"template": {"spec": {
+                                          "volumes": [{"name": "ckpt", "emptyDir": {}}]}}}}}]}}}}]})");
   std::string runtime_text = kTorchRuntime;
   rapidjson::Document job, runtime;
   job.ParseInsitu(job_text.data());
@@ -467,6 +470,12 @@ TEST(TrainJobResolver, OutputOutlivesAnInSituParsedInput) {
   EXPECT_EQ(json(r.object, node("/containers/0/image").c_str()), R"("me/train:1")");
   EXPECT_EQ(json(r.object, node("/volumes/0/name").c_str()), R"("scratch")");
   EXPECT_EQ(json(r.object, "/metadata/name"), R"("llm")");
+  EXPECT_EQ(json(r.object, node("/containers/0/env/2").c_str()), R"({"name":"E","value":"v"})");
+  EXPECT_EQ(json(r.object, node("/volumes/1/name").c_str()), R"("ckpt")");
+  EXPECT_EQ(json(r.object, "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/env/0"),
+            R"({"name":"STORAGE_URI","value":"s3://b/d"})");
+  EXPECT_EQ(json(r.object, "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/envFrom"),
+            R"([{"secretRef":{"name":"s"}}])");
 }
 
 TEST(TrainJobResolver, ProvenanceIsBounded) {

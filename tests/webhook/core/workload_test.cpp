@@ -382,7 +382,8 @@ std::vector<GapCase> gap_cases() {
       {"appwrapper",
        "workload.codeflare.dev/v1beta2",
        "AppWrapper",
-       {{kCheckpoint, "component 0: replica Master, component 0: replica Worker",
+       {{kCheckpoint,
+         "component 0: replica Master, component 0: replica Worker",
          {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "component 0: replica Master, component 0: replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "component 0: replica Master, component 0: replica Worker", kDefault300}}},
@@ -429,9 +430,6 @@ std::vector<GapCase> gap_cases() {
        {{kCheckpoint, "workerGroup gpu-group", kNoDurable},
         {kZone, "workerGroup gpu-group", {"\"us-east-1b\"", "nodeSelector"}},
         {kGpu, "workerGroup gpu-group", kDefault300}}},
-      // A RayCluster runs nothing of its own: without training evidence its checkpoint
-      // volume is not judged (auto class); the GPU group still gets the health check.
-      {"raycluster", "ray.io/v1", "RayCluster", {{kGpu, "workerGroup gpu-group", kDefault300}}},
       {"volcano-job",
        "batch.volcano.sh/v1alpha1",
        "Job",
@@ -470,10 +468,11 @@ std::vector<GapCase> gap_cases() {
        {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
+      // ElasticDL's Master dispatches shards (a coordinator): only the Workers write.
       {"kubedl-elasticdljob",
        "training.kubedl.io/v1alpha1",
        "ElasticDLJob",
-       {{kCheckpoint, "replica Master, replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
+       {{kCheckpoint, "replica Worker", {"/checkpoints", "emptyDir", "\"ckpt\""}},
         {kZone, "replica Master, replica Worker", {"\"us-east-1a\"", "nodeSelector"}},
         {kGpu, "replica Master, replica Worker", kDefault300}}},
       {"kubedl-mpijob",
@@ -578,7 +577,8 @@ TEST(WorkloadKinds, EveryDefaultWorkloadKindHasAGappyFixture) {
   const auto cases = gap_cases();
   for (const auto& row : kubegap::default_workload_kinds()) {
     // A TrainJob's gaps depend on its runtime: the two ATrainJob... tests cover it.
-    if (row.kind == "Pod" || row.kind == "TrainJob") continue;
+    // A RayCluster's checkpoint gap needs a driver to show (ARayCluster... test).
+    if (row.kind == "Pod" || row.kind == "TrainJob" || row.kind == "RayCluster") continue;
     const bool covered = std::any_of(cases.begin(), cases.end(), [&](const GapCase& c) {
       return api_group_version(c.api_version).first == row.group && c.kind == row.kind;
     });
@@ -887,6 +887,24 @@ TEST(WorkloadKinds, WorkloadInAnExcludedNamespaceGivesNothing) {
   EXPECT_TRUE(a.annotations.empty());
 }
 
+// A RayCluster runs no workload of its own: without a driver that trains (its head's
+// command) its checkpoint volume is not judged (auto class); the GPU group still gets the
+// health check. With a training driver on the head, the workers are judged as training.
+TEST(WorkloadKinds, ARayClusterIsJudgedAsTrainingOnlyWhenItsHeadRunsTraining) {
+  const Answer idle = run("raycluster");
+  EXPECT_TRUE(idle.warnings_of(kCheckpoint).empty()) << listing(idle.warnings);
+  EXPECT_EQ(idle.annotations.at(kCheckpoint).rfind("not evaluated: no sign that this pod trains", 0), 0u);
+  EXPECT_EQ(idle.warnings_of(kGpu).size(), 1u) << listing(idle.warnings);
+
+  rapidjson::Document driver = workload("raycluster");
+  auto& head = driver["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0];
+  head.AddMember("command", json_value(R"(["python", "train_llm.py", "--num-epochs", "3"])", driver.GetAllocator()),
+                 driver.GetAllocator());
+  const Answer trains = answer(Harness(), review_for(driver));
+  ASSERT_EQ(trains.warnings_of(kCheckpoint).size(), 1u) << listing(trains.warnings);
+  EXPECT_NE(trains.warnings_of(kCheckpoint)[0].find("workerGroup gpu-group"), std::string::npos);
+}
+
 // A TrainJob is judged as the JobSet its runtime and its own fields make. Without its
 // runtime, what the runtime decides (volumes, tolerations) is not evaluated, and what the
 // TrainJob alone sets (its patch's zone pin) is still judged.
@@ -916,8 +934,7 @@ TEST(WorkloadKinds, ATrainJobIsJudgedWithTheRuntimeOfTheClusterView) {
   const Answer bare = run("trainjob", {}, harness);
   ASSERT_EQ(bare.warnings_of(kCheckpoint).size(), 1u) << listing(bare.warnings);
   EXPECT_NE(bare.warnings_of(kCheckpoint)[0].find("replicatedJob node"), std::string::npos);
-  EXPECT_NE(bare.annotations.at("input").find("runtime ClusterTrainingRuntime/torch-distributed"),
-            std::string::npos);
+  EXPECT_NE(bare.annotations.at("input").find("runtime ClusterTrainingRuntime/torch-distributed"), std::string::npos);
 
   rapidjson::Document patched = workload("trainjob");
   auto& alloc = patched.GetAllocator();
@@ -925,9 +942,9 @@ TEST(WorkloadKinds, ATrainJobIsJudgedWithTheRuntimeOfTheClusterView) {
                      ["template"]["spec"]["template"]["spec"];
   pod.AddMember("volumes", json_value(R"([{"name":"ckpt","persistentVolumeClaim":{"claimName":"runs"}}])", alloc),
                 alloc);
-  pod.AddMember(
-      "containers",
-      json_value(R"([{"name":"node","volumeMounts":[{"name":"ckpt","mountPath":"/checkpoints"}]}])", alloc), alloc);
+  pod.AddMember("containers",
+                json_value(R"([{"name":"node","volumeMounts":[{"name":"ckpt","mountPath":"/checkpoints"}]}])", alloc),
+                alloc);
   const Answer with_pvc = answer(harness, review_for(patched));
   EXPECT_TRUE(with_pvc.warnings_of(kCheckpoint).empty()) << listing(with_pvc.warnings);
   EXPECT_EQ(with_pvc.annotations.count(kCheckpoint), 0u);

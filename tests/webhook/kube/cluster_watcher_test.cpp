@@ -1,8 +1,9 @@
 // The cluster view's pieces against a fake API server on loopback (TLS with the test
-// certificates): the Reflector lists in pages, watches from the list's resourceVersion,
-// calls on_change only for changes the checks read, relists on 410 Gone and backs off on
-// errors; ClusterWatcher publishes one snapshot per burst; SnapshotPublisher frees a
-// replaced snapshot itself, never on the thread that dropped it last.
+// certificates, fake_api_server.h): the Reflector lists in pages, watches from the list's
+// resourceVersion, calls on_change only for changes the checks read, relists on 410 Gone
+// and backs off on errors; ClusterWatcher publishes one snapshot per burst;
+// SnapshotPublisher frees a replaced snapshot itself, never on the thread that dropped it
+// last. The Trainer runtimes' part of the view: runtime_watch_test.cpp.
 #include "webhook/kube/cluster_watcher.h"
 
 #include <gtest/gtest.h>
@@ -11,27 +12,19 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <chrono>
-#include <condition_variable>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fake_api_server.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/reflector.h"
 #include "webhook/kube/snapshot_publisher.h"
@@ -40,124 +33,7 @@ namespace kgtest {
 namespace {
 
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = net::ssl;
-using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
-
-const std::string kCerts = KUBEGAP_TEST_CERTS;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Reply: what the fake answers to one request. `hold` keeps a 200 watch open after the
-// body until the client goes away (a quiet watch).
-struct Reply {
-  int status = 200;
-  std::string body;
-  bool hold = false;
-};
-
-// FakeApiServer: answers each GET with script(target) on its own thread; remembers the
-// targets in order.
-class FakeApiServer {
- public:
-  explicit FakeApiServer(std::function<Reply(const std::string&)> script)
-      : script_(std::move(script)),
-        tls_(ssl::context::tls_server),
-        acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
-    tls_.use_certificate_chain_file(kCerts + "/tls.crt");
-    tls_.use_private_key_file(kCerts + "/tls.key", ssl::context::pem);
-    port_ = acceptor_.local_endpoint().port();
-    accept();
-    thread_ = std::thread([this] { ioc_.run(); });
-  }
-  ~FakeApiServer() {
-    ioc_.stop();
-    thread_.join();
-  }
-  unsigned short port() const { return port_; }
-  kubegap::KubeEndpoint endpoint() const {
-    kubegap::KubeEndpoint e;
-    e.host = "127.0.0.1";
-    e.port = std::to_string(port());
-    e.ca_pem = read_file(kCerts + "/ca.crt");
-    e.source = "fake";
-    return e;
-  }
-  std::vector<std::string> targets() {
-    std::lock_guard lock(mutex_);
-    return targets_;
-  }
-  // wait_for: until `count` requests have arrived (false after 20 s).
-  bool wait_for(std::size_t count) {
-    std::unique_lock lock(mutex_);
-    return arrived_.wait_for(lock, 20s, [&] { return targets_.size() >= count; });
-  }
-
- private:
-  using Stream = beast::ssl_stream<beast::tcp_stream>;
-  void accept() {
-    acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec) return;
-      auto stream = std::make_shared<Stream>(std::move(socket), tls_);
-      stream->async_handshake(ssl::stream_base::server, [this, stream](beast::error_code hs) {
-        if (!hs) read(stream);
-      });
-      accept();
-    });
-  }
-  void read(std::shared_ptr<Stream> stream) {
-    auto buffer = std::make_shared<beast::flat_buffer>();
-    auto request = std::make_shared<http::request<http::empty_body>>();
-    http::async_read(*stream, *buffer, *request, [this, stream, buffer, request](beast::error_code ec, std::size_t) {
-      if (ec) return;
-      const std::string target(request->target());
-      const Reply reply = script_(target);
-      {
-        std::lock_guard lock(mutex_);
-        targets_.push_back(target);
-      }
-      arrived_.notify_all();
-      auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(reply.status), 11);
-      response->body() = reply.body;
-      response->set(http::field::content_type, "application/json");
-      if (reply.hold) {
-        // A watch: a chunked body that never ends, like the API server's. Written by hand
-        // so the events go out at once.
-        held_.push_back(stream);  // open until the client goes away or the server stops
-        std::ostringstream raw;
-        raw << "HTTP/1.1 " << reply.status
-            << " OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-        if (!reply.body.empty()) raw << std::hex << reply.body.size() << "\r\n" << reply.body << "\r\n";
-        auto bytes = std::make_shared<std::string>(raw.str());
-        net::async_write(*stream, net::buffer(*bytes), [stream, bytes](beast::error_code, std::size_t) {});
-        return;
-      }
-      response->prepare_payload();
-      http::async_write(*stream, *response, [stream, response](beast::error_code, std::size_t) {
-        beast::error_code ignored;
-        beast::get_lowest_layer(*stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
-      });
-    });
-  }
-
-  std::function<Reply(const std::string&)> script_;
-  ssl::context tls_;  // before ioc_: the connections its handlers hold use it
-  net::io_context ioc_;
-  tcp::acceptor acceptor_;
-  std::vector<std::shared_ptr<Stream>> held_;  // quiet watches (server thread only)
-  unsigned short port_ = 0;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::vector<std::string> targets_;
-};
 
 std::string node(const std::string& name, const std::string& rv, const std::string& pool,
                  const std::string& heartbeat = "t0") {
@@ -176,15 +52,9 @@ std::string node_list(const std::string& rv, const std::string& continue_token, 
   return out + "]}";
 }
 
-std::string event(const std::string& type, const std::string& object) {
-  return R"({"type":")" + type + R"(","object":)" + object + "}\n";
-}
-
 std::string bookmark(const std::string& rv) {
   return event("BOOKMARK", R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":")" + rv + R"("}})");
 }
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 // Runs a Reflector<NodeInfo> against `server` on its own thread until stopped.
 class NodeReflectorRun {
@@ -244,28 +114,6 @@ kubegap::WatcherOptions fast_options() {
   options.page_size = 2;
   options.watch_timeout = 60s;
   return options;
-}
-
-// Waits (up to 20 s) for `done`, polling: the reflector works on its own thread.
-template <typename Done>
-bool eventually(Done done) {
-  for (int i = 0; i < 400; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
-}
-
-// io_barrier: returns once `ioc` (run by one thread) has run every handler that was due
-// before `after` from now: a timer expiring then (timers complete in deadline order), and
-// then one more post, queued behind whatever those handlers posted (a strand's). False if
-// that takes more than 20 s.
-bool io_barrier(net::io_context& ioc, std::chrono::milliseconds after) {
-  auto done = std::make_shared<std::promise<void>>();
-  auto timer = std::make_shared<net::steady_timer>(ioc, after);
-  timer->async_wait(
-      [&ioc, timer, done](const boost::system::error_code&) { net::post(ioc, [done] { done->set_value(); }); });
-  return done->get_future().wait_for(20s) == std::future_status::ready;
 }
 
 TEST(Reflector, ListsInPagesThenWatchesFromTheListsVersionAndRelistsOnGone) {
@@ -372,6 +220,7 @@ TEST(ClusterWatcher, PublishesOneSnapshotWithBothResourcesAndNoneForHeartbeats) 
           R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"name":"b","namespace":"ml","resourceVersion":"9"},)"
           R"("spec":{"selector":{"matchLabels":{"app":"x"}},"maxUnavailable":0}}]})"};
     }
+    if (starts_with(target, "/apis/trainer.kubeflow.org/")) return {404, R"({"kind":"Status","code":404})"};
     if (starts_with(target, "/api/v1/nodes?watch=1") && ++node_watches == 1) {
       std::string heartbeats;
       for (int i = 0; i < 5; ++i)
@@ -397,7 +246,9 @@ TEST(ClusterWatcher, PublishesOneSnapshotWithBothResourcesAndNoneForHeartbeats) 
       if (thread.joinable()) thread.join();
     }
   } join{watcher, ioc, thread};
-  ASSERT_TRUE(server.wait_for(5));  // both lists, both watches, and the node watch resumed
+  // Four lists (the Trainer runtimes answered 404: not installed), both watches, and the
+  // node watch resumed.
+  ASSERT_TRUE(server.wait_for(7));
   const auto targets = server.targets();
   EXPECT_NE(std::find(targets.begin(), targets.end(),
                       "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=24&timeoutSeconds=60"),

@@ -38,7 +38,8 @@ WEBHOOK_RULES = [
     {"apiGroups": ["jobset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["jobsets"]},
     {"apiGroups": ["kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-     "resources": ["pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs", "mxjobs"]},
+     "resources": ["pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs", "mxjobs",
+                   "experiments"]},
     {"apiGroups": ["training.kubedl.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["tfjobs", "pytorchjobs", "xgboostjobs", "xdljobs", "marsjobs", "elasticdljobs", "mpijobs"]},
     {"apiGroups": ["elastic.pytorch.org", "elastic.iml.github.io"], "apiVersions": ["*"],
@@ -50,11 +51,15 @@ WEBHOOK_RULES = [
     {"apiGroups": ["flow.volcano.sh"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["jobtemplates"]},
     {"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-     "resources": ["trainingruntimes", "clustertrainingruntimes"]},
+     "resources": ["trainjobs", "trainingruntimes", "clustertrainingruntimes"]},
     {"apiGroups": ["sagemaker.amazonaws.com"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["hyperpodpytorchjobs"]},
     {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["leaderworkersets"]},
+    {"apiGroups": ["workload.codeflare.dev"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["appwrappers"]},
+    {"apiGroups": ["apps.kubedl.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["crons"]},
 ]
 
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1

@@ -52,14 +52,14 @@ WEBHOOK_RULES = [
      "resources": ["jobtemplates"]},
     {"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["trainjobs", "trainingruntimes", "clustertrainingruntimes"]},
-    {"apiGroups": ["sagemaker.amazonaws.com"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-     "resources": ["hyperpodpytorchjobs"]},
-    {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-     "resources": ["leaderworkersets"]},
     {"apiGroups": ["workload.codeflare.dev"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["appwrappers"]},
     {"apiGroups": ["apps.kubedl.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
      "resources": ["crons"]},
+    {"apiGroups": ["sagemaker.amazonaws.com"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["hyperpodpytorchjobs"]},
+    {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+     "resources": ["leaderworkersets"]},
 ]
 
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1

@@ -133,7 +133,8 @@ std::string runtime_key(std::string_view kind, const std::string& namespace_name
 }
 }  // namespace
 
-RuntimeSet::RuntimeSet(std::vector<TrainingRuntimeInfo> runtimes, bool listed) : listed_(listed) {
+RuntimeSet::RuntimeSet(std::vector<TrainingRuntimeInfo> runtimes, bool listed, bool shipped_defaults)
+    : listed_(listed), shipped_defaults_(shipped_defaults) {
   for (auto& r : runtimes) by_key_.insert_or_assign(runtime_key(r.kind, r.namespace_name, r.name), std::move(r.json));
 }
 

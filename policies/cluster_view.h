@@ -59,11 +59,14 @@ struct TrainingRuntimeInfo {
 
 // RuntimeSet: the training runtimes a source knows, by kind, namespace and name.
 // `listed`: the source lists runtimes (the cluster view watches them, or `check` read its
-// inputs), so a runtime it does not hold does not exist there.
+// inputs), so a runtime it does not hold does not exist there. `shipped_defaults`: the
+// source is not a cluster (`check`'s files), so a ClusterTrainingRuntime that Trainer
+// ships and the input lacks is taken as Trainer ships it.
 class RuntimeSet {
  public:
   RuntimeSet() = default;
-  RuntimeSet(std::vector<TrainingRuntimeInfo> runtimes, bool listed);
+  RuntimeSet(std::vector<TrainingRuntimeInfo> runtimes, bool listed, bool shipped_defaults = false);
+  bool shipped_defaults() const { return shipped_defaults_; }
   // find: the runtime's JSON text; nullptr when unknown.
   const std::string* find(std::string_view kind, const std::string& namespace_name, const std::string& name) const;
   bool listed() const { return listed_; }
@@ -72,6 +75,7 @@ class RuntimeSet {
  private:
   std::unordered_map<std::string, std::string> by_key_;  // kind/namespace/name -> JSON
   bool listed_ = false;
+  bool shipped_defaults_ = false;
 };
 
 // The well-known zone label and its deprecated predecessor (still set by some clouds).

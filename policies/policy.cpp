@@ -188,8 +188,9 @@ std::vector<WorkloadKind> default_workload_kinds() {
       wrapper("kubeflow.org", "Experiment", "spec.trialTemplate.trialSpec", "trial"),
       // AppWrapper (project-codeflare/appwrapper api/v1beta2): components hold objects.
       wrapper("workload.codeflare.dev", "AppWrapper", "spec.components[].template", "component {}"),
-      // KubeDL Cron (kubedl-io/kubedl apis/apps/v1alpha1): a training job run on a schedule.
-      wrapper("apps.kubedl.io", "Cron", "spec.template.workload", "workload"),
+      // KubeDL Cron (kubedl-io/kubedl apis/apps/v1alpha1, CronTemplateSpec): a training job
+      // run on a schedule; its kind is inline in spec.template, the object in `workload`.
+      wrapper("apps.kubedl.io", "Cron", "spec.template", "workload"),
       kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
       // TFJob: parameter servers hold variables and evaluators read checkpoints; the
       // Chief and Workers write them (TensorFlow's distributed Estimator/Keras roles).
@@ -304,10 +305,11 @@ void set_default_hints(Policy& p) {  // data table
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
   p.training_hints.non_training = {"*eval*",    "*infer*",  "*convert*", "*download*", "*compile*",
                                    "*quantiz*", "*export*", "*merge*",   "*serve*",    "*benchmark*"};
-  p.diagnostic_hints = {"nvidia-smi", "rocm-smi",    "amd-smi",     "hl-smi",       "xpu-smi",       "neuron-ls",
-                        "neuron-top", "clinfo",      "sycl-ls",     "fi_info",      "dcgmi",         "dcgmproftester*",
-                        "gpu_burn",   "gpu-burn",    "vectoradd*",  "devicequery",  "bandwidthtest", "*_perf",
-                        "osu_*",      "nvbandwidth", "*benchmark*", "*collect_env*"};
+  p.diagnostic_hints = {"nvidia-smi",  "rocm-smi",        "amd-smi",  "hl-smi",   "xpu-smi",
+                        "neuron-ls",   "neuron-top",      "clinfo",   "sycl-ls",  "fi_info",
+                        "dcgmi",       "dcgmproftester*", "gpu_burn", "gpu-burn", "vectoradd*",
+                        "devicequery", "bandwidthtest",   "*_perf",   "osu_*",    "nvbandwidth",
+                        "*benchmark*", "*collect_env*",   "pi"};
   // Programs that hold a place or only print facts about the machine.
   p.placeholder_commands = {"sleep",  "echo",        "printf",      "true",     "pause",  "wait",  "trap",
                             "tail",   "exit",        "hostname",    "date",     ":",      "ls",    "df",

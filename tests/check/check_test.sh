@@ -99,7 +99,7 @@ for s in r["skipped"]:
         assert isinstance(s.get(k), t), (k, s)
 sm = r["summary"]
 assert sm["objects"] == len(r["objects"]) == 8 and sm["errors"] == 0, sm
-assert sm["findings"] == findings == 12, (sm, findings)
+assert sm["findings"] == findings == 13, (sm, findings)
 assert sm["podDisruptionBudgets"] == 1 and sm["nodes"] == 0, sm
 '
 py "json: every file of the tree but README.txt; kinds and lines as in the files" '
@@ -150,7 +150,7 @@ for r in run["tool"]["driver"]["rules"]:
     assert r["shortDescription"]["text"] and r["helpUri"].startswith("https://"), r
     assert r["help"]["text"].startswith("Fix: "), r
 results = run["results"]
-assert len(results) == 13, len(results)  # 12 findings and 1 exempt (suppressed)
+assert len(results) == 14, len(results)  # 13 findings and 1 exempt (suppressed)
 for x in results:
     assert x["ruleId"] in rules, x
     assert x["level"] in ("warning", "error", "note"), x
@@ -264,11 +264,11 @@ expect 0 "1 object\(s\) checked" "a Chart.yaml that holds a Kubernetes object is
 
 # --- exit codes ------------------------------------------------------------------------------
 expect 0 "1 object\(s\) checked, 0 finding\(s\)$" "exit 0 when clean" -- "$fx/single/job-and-pdb.yaml"
-expect 0 "8 object\(s\) checked, 12 finding\(s\)" "exit 0 with findings (no --fail-on-findings)" -- "$fx/manifests"
-expect 1 "8 object\(s\) checked, 12 finding\(s\)" "exit 1 with findings and --fail-on-findings" -- --fail-on-findings "$fx/manifests"
+expect 0 "8 object\(s\) checked, 13 finding\(s\)" "exit 0 with findings (no --fail-on-findings)" -- "$fx/manifests"
+expect 1 "8 object\(s\) checked, 13 finding\(s\)" "exit 1 with findings and --fail-on-findings" -- --fail-on-findings "$fx/manifests"
 expect 0 "0 finding\(s\)" "exit 0 when clean with --fail-on-findings" -- --fail-on-findings "$fx/single/job-and-pdb.yaml"
 expect 0 "0 finding\(s\)" "not evaluated is not a finding (--fail-on-findings, no PDB)" -- --fail-on-findings "$fx/single/job.yaml"
-expect 1 '"findings": 12' "exit 1 with --output json --fail-on-findings, flags after the path" -- "$fx/manifests" --output json --fail-on-findings
+expect 1 '"findings": 13' "exit 1 with --output json --fail-on-findings, flags after the path" -- "$fx/manifests" --output json --fail-on-findings
 expect 2 "^kubegap-webhook check: $fx/invalid/malformed.yaml:11: invalid YAML" \
   "exit 2 on malformed YAML, naming file and line" -- "$fx/invalid/malformed.yaml"
 if grep -q "^Pod default/ok ($fx/invalid/malformed.yaml:2)$" "$tmp/out" && grep -q "1 input error(s)" "$tmp/out"; then
@@ -376,9 +376,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 checks = {f["check"] for o in r["objects"] for f in o["findings"]}
 assert checks == {"checkpoint-volume", "disruption-budget", "gpu-health-tolerations", "input"}, checks
-assert r["summary"]["findings"] == 10, r["summary"]  # 12 less the two zone-spread findings
+assert r["summary"]["findings"] == 11, r["summary"]  # 13 less the two zone-spread findings
 '
-expect 0 "8 object\(s\) checked, 10 finding\(s\)" "--policy=FILE form" -- "--policy=$fx/policy-no-zone-spread.yaml" "$fx/manifests"
+expect 0 "8 object\(s\) checked, 11 finding\(s\)" "--policy=FILE form" -- "--policy=$fx/policy-no-zone-spread.yaml" "$fx/manifests"
 
 # checkActions: a check whose action is `audit` is listed as "(audit only)", is not a
 # warning, and does not make the exit code 1 by itself.
@@ -392,7 +392,7 @@ assert len(zone) == 2, zone
 assert all(f["action"] == "audit" and f["message"] == "" and f["reason"] for f in zone), zone
 others = [f for o in r["objects"] for f in o["findings"] if f["check"] != "zone-spread" and f["outcome"] == "finding"]
 assert others and all(f["action"] == "warn" and f["message"] for f in others), others
-assert r["summary"]["findings"] == 10, r["summary"]  # the two zone-spread findings no longer warn
+assert r["summary"]["findings"] == 11, r["summary"]  # the two zone-spread findings no longer warn
 '
 expect 0 "zone-spread: \(audit only\) pinned to zone" "checkActions audit: text lists the finding as audit only" -- \
   --policy "$tmp/audit-zone.yaml" "$fx/manifests"

@@ -6,6 +6,7 @@
 #include "policies/checks.h"
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/pod_template_locator.h"
+#include "webhook/core/trainer_shipped_runtimes.h"
 #include "webhook/core/trainjob_resolver.h"
 
 namespace kubegap {
@@ -67,6 +68,17 @@ ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath&
   const ClusterSnapshot* known = claims != nullptr ? claims : cluster;
   const std::string* text =
       known != nullptr && !ref.name.empty() ? known->runtimes().find(ref.kind, namespace_name, ref.name) : nullptr;
+  std::string shipped_note;
+  std::string shipped_text;
+  if (text == nullptr && known != nullptr && known->runtimes().shipped_defaults() &&
+      ref.kind == kClusterTrainingRuntimeKind) {
+    if (const std::string_view* shipped = shipped_trainer_runtime(ref.name)) {
+      shipped_text = std::string(*shipped);
+      text = &shipped_text;
+      shipped_note = "runtime " + ref.kind + "/" + ref.name + " is not in the input: judged as " +
+                     std::string(kShippedRuntimesVersion) + " ships it (give your runtime to judge yours)";
+    }
+  }
   rapidjson::Document runtime;
   if (text != nullptr && runtime.Parse(text->data(), text->size()).HasParseError()) text = nullptr;
   TrainJobResolution resolved =
@@ -80,8 +92,9 @@ ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath&
                               : text == nullptr ? missing_runtime(ref, known, cluster_unavailable)
                                                 : std::string();
   std::vector<std::string> notes;
-  notes.push_back(missing.empty() ? "judged as the JobSet of runtime " + ref.kind + "/" + ref.name
-                                  : missing + ": judged on what the TrainJob alone sets");
+  notes.push_back(!missing.empty()        ? missing + ": judged on what the TrainJob alone sets"
+                  : !shipped_note.empty() ? shipped_note
+                                          : "judged as the JobSet of runtime " + ref.kind + "/" + ref.name);
   out = evaluate_located(resolved.object, JsonPath{nullptr, path.name}, row, default_namespace, cluster, policy,
                          cluster_unavailable, claims, std::move(notes));
   out.provenance = std::move(resolved.provenance);

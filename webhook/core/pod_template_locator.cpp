@@ -128,6 +128,12 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
           if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
           const std::string api_version = JsonReader::string_member(&inner, "apiVersion");
           const std::string inner_kind = JsonReader::string_member(&inner, "kind");
+          // KubeDL's CronTemplateSpec keeps the kind inline and the object in `workload`.
+          const Value* body = &inner;
+          const JsonPath workload_path{&at, "workload"};
+          const Value* workload = JsonReader::member(&inner, "workload");
+          const bool inline_kind = workload != nullptr && workload->IsObject() && !inner.HasMember("spec");
+          if (inline_kind) body = workload;
           const auto slash = api_version.find('/');
           const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
           const std::string prefix = render(location.part, label, out.name);
@@ -138,8 +144,8 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
             return;
           }
           WorkloadView wrapped;
-          wrapped.name = JsonReader::string_member(JsonReader::member(&inner, "metadata"), "name");
-          locate_pod_templates(reader, inner, at, *row, wrapped, &policy, depth + 1);
+          wrapped.name = JsonReader::string_member(JsonReader::member(body, "metadata"), "name");
+          locate_pod_templates(reader, *body, inline_kind ? workload_path : at, *row, wrapped, &policy, depth + 1);
           for (auto& pod : wrapped.pods) {
             pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
             if (pod.wrapped_kind.empty()) {

@@ -242,9 +242,10 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
   const bool have_view = !budgets.empty() || !nodes.empty();
   // The DRA claims in the input resolve the device classes of pods that use them; a
   // snapshot of claims alone is no cluster view for disruption-budget (handled below).
-  // The input is all `check` knows: a runtime not in it is not found (listed).
+  // The input is all `check` knows: a runtime not in it is not found (listed), unless it
+  // is one Trainer ships, which most TrainJobs name without carrying it.
   const ClusterSnapshot snapshot(std::move(budgets), std::move(nodes), std::move(claims), std::move(config_maps),
-                                 std::make_shared<const RuntimeSet>(std::move(runtimes), true));
+                                 std::make_shared<const RuntimeSet>(std::move(runtimes), true, true));
 
   for (const KubeObject* input : inputs) {
     const WorkloadKind* row = policy.workload_kind(group_of(input->api_version), input->kind);

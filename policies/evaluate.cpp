@@ -102,6 +102,24 @@ bool skipped_for(const WorkloadKind* row, std::string_view id) {
   return row != nullptr && std::find(row->skip_checks.begin(), row->skip_checks.end(), id) != row->skip_checks.end();
 }
 
+// trainjob_trace: for the JobSet and pods the Kubeflow Trainer controller makes from a
+// TrainJob, the TrainJob they came from, so a reviewer of the audit log can trace their
+// annotations to what a person applied (the TrainJob is judged itself). The JobSet is
+// owned by the TrainJob and named after it; its pods carry the JobSet's name label and
+// Trainer's own labels.
+std::string trainjob_trace(const WorkloadView& object) {
+  if (object.owner.kind == "TrainJob" && object.owner.api_group == "trainer.kubeflow.org") {
+    return "made by Kubeflow Trainer for TrainJob " + object.namespace_name + "/" + object.owner.name;
+  }
+  if (object.kind != "Pod" || object.pods.empty()) return {};
+  const StringMap& labels = object.pods.front().labels;
+  const auto jobset = labels.find("jobset.sigs.k8s.io/jobset-name");
+  const bool trainer = std::any_of(labels.begin(), labels.end(),
+                                   [](const auto& label) { return label.first.starts_with("trainer.kubeflow.org/"); });
+  if (jobset == labels.end() || !trainer) return {};
+  return "made by Kubeflow Trainer for TrainJob " + object.namespace_name + "/" + jobset->second;
+}
+
 // EvidenceFacts: what one set of commands shows.
 struct EvidenceFacts {
   std::string training, diagnostic, destination;
@@ -250,9 +268,11 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   std::vector<JudgedPod> judged;
   // Bounded work per request: the first max_parts_per_object parts are evaluated, the rest
   // counted in a note (annotation `parts`).
-  if (!object.notes.empty()) {
+  std::vector<std::string> notes = object.notes;
+  if (std::string trace = trainjob_trace(object); !trace.empty()) notes.push_back(std::move(trace));
+  if (!notes.empty()) {
     std::string joined;
-    for (const auto& n : object.notes) joined += (joined.empty() ? "" : "; ") + n;
+    for (const auto& n : notes) joined += (joined.empty() ? "" : "; ") + n;
     findings.push_back(Finding{std::string(kInputNote), Outcome::kNote, "", std::move(joined), {}, {}, false, ""});
   }
   const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));

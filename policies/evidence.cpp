@@ -80,6 +80,13 @@ bool could_be_program(std::string_view w) {
          base.ends_with(".sh");
 }
 
+// is_shell_c_option: `-c`, `-ec`, `-xc`, ...: a cluster of a shell's short options that
+// includes c (the next word is the script). `--workdir=...` is not one.
+bool is_shell_c_option(std::string_view w) {
+  return w.size() > 1 && w[0] == '-' && w[1] != '-' && w.find('c') != std::string_view::npos &&
+         std::all_of(w.begin() + 1, w.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)); });
+}
+
 bool is_number_like(std::string_view w) {  // "8", "30s", "1.5h": a count or duration
   if (w.empty() || !std::isdigit(static_cast<unsigned char>(w.front()))) return false;
   return std::all_of(w.begin(), w.end(), [](char c) {
@@ -152,7 +159,7 @@ bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std
     }
     if (one_of(kShells, base) && depth < 4) {
       for (std::size_t i = at + 1; i + 1 < words.size(); ++i) {
-        if (words[i].size() > 1 && words[i].front() == '-' && words[i].find('c') != std::string::npos) {
+        if (is_shell_c_option(words[i])) {
           std::size_t script = i + 1;
           if (words[script] == "--" && script + 1 < words.size()) ++script;
           add_script(facts, words[script], depth + 1);
@@ -243,8 +250,15 @@ std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {
 class NameSet {
  public:
   explicit NameSet(const std::vector<std::string>& names) : names_(names) {}
+  // A dotted override (`--config.num_train_steps=10`, Hydra's `trainer.max_epochs=3`)
+  // names its last component too.
   bool contains(std::string_view word) const {
-    return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) { return same_flag(n, word); });
+    std::string_view last = flag_name(word);
+    const auto dot = last.rfind('.');
+    last = dot == std::string_view::npos ? std::string_view() : last.substr(dot + 1);
+    return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) {
+      return same_flag(n, word) || (!last.empty() && same_flag(n, last));
+    });
   }
 
  private:
@@ -307,7 +321,7 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
   std::size_t script_at = argv.size();
   if (std::find(kShells.begin(), kShells.end(), first) != kShells.end()) {
     for (std::size_t i = 1; i < argv.size(); ++i) {
-      if (argv[i].size() > 1 && argv[i].front() == '-' && argv[i].find('c') != std::string::npos) {
+      if (is_shell_c_option(argv[i])) {
         script_at = i + 1;
         break;
       }

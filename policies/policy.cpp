@@ -363,7 +363,8 @@ void set_default_hints(Policy& p) {  // data table
                                 "gcs_bucket",
                                 "s3_bucket",
                                 "aip_checkpoint_dir",
-                                "aip_model_dir"};
+                                "aip_model_dir",
+                                "workdir"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 
 #include "webhook/core/object_decoder.h"
+#include "webhook/core/trainjob_runtime.h"
 
 namespace kubegap {
 namespace {
@@ -121,7 +123,7 @@ constexpr int kMaxWrapDepth = 3;
 // locate_wrapped: the objects a wrapper kind holds (WorkloadKind::wraps), each located by
 // the row of its own kind; their parts join the wrapper's, named "<part>: <its part>".
 void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
-                    WorkloadView& out, const Policy& policy, int depth) {
+                    WorkloadView& out, const Policy& policy, int depth, const ClusterSnapshot* known) {
   for (const auto& location : kind.wraps) {
     walk_template_path(
         reader, object, path, location.path, [&](const Value& inner, const JsonPath& at, const std::string& label) {
@@ -138,14 +140,26 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
           const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
           const std::string prefix = render(location.part, label, out.name);
           const WorkloadKind* row = policy.workload_kind(group, inner_kind);
-          if (row == nullptr || !row->resolve.empty() || depth >= kMaxWrapDepth) {
+          // A TrainJob trial (Katib over Trainer v2) is judged as the JobSet its runtime makes.
+          std::optional<TrainJobBuild> built;
+          if (row != nullptr && !row->resolve.empty() && depth < kMaxWrapDepth) {
+            built = build_trainjob(*body, out.namespace_name, known, "no cluster view");
+            reader.note(prefix + ": " + built->note);
+            if (!built->missing.empty() || !built->resolution.error.empty()) return;
+          }
+          if (row == nullptr || depth >= kMaxWrapDepth) {
             reader.note(prefix + ": " + (inner_kind.empty() ? std::string("an object without a kind") : inner_kind) +
                         (row == nullptr ? " is not in the workload table" : " is not evaluated inside a wrapper"));
             return;
           }
           WorkloadView wrapped;
           wrapped.name = JsonReader::string_member(JsonReader::member(body, "metadata"), "name");
-          locate_pod_templates(reader, *body, inline_kind ? workload_path : at, *row, wrapped, &policy, depth + 1);
+          if (built) {
+            locate_pod_templates(reader, built->resolution.object, at, *row, wrapped, &policy, depth + 1, known);
+          } else {
+            locate_pod_templates(reader, *body, inline_kind ? workload_path : at, *row, wrapped, &policy, depth + 1,
+                                 known);
+          }
           for (auto& pod : wrapped.pods) {
             pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
             if (pod.wrapped_kind.empty()) {
@@ -162,8 +176,8 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
 }  // namespace
 
 void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
-                          WorkloadView& out, const Policy* policy, int depth) {
-  if (policy != nullptr) locate_wrapped(reader, object, path, kind, out, *policy, depth);
+                          WorkloadView& out, const Policy* policy, int depth, const ClusterSnapshot* known) {
+  if (policy != nullptr) locate_wrapped(reader, object, path, kind, out, *policy, depth, known);
   const ControllerVolumes added = controller_volumes(reader, object, path, kind);
   for (const auto& entrypoint : kind.entrypoints) {
     walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {

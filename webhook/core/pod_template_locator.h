@@ -9,6 +9,7 @@
 
 #include <rapidjson/document.h>
 
+#include "policies/cluster_view.h"
 #include "policies/pod_view.h"
 #include "policies/policy.h"
 #include "webhook/core/json_reader.h"
@@ -17,8 +18,10 @@
 namespace kubegap {
 
 // `policy` finds the rows of wrapped objects (WorkloadKind::wraps); without it, wrapped
-// objects are not followed. `depth` counts the wrappers already entered.
+// objects are not followed. `depth` counts the wrappers already entered. `known` holds the
+// Trainer runtimes a wrapped TrainJob (a Katib trial) is resolved with.
 void locate_pod_templates(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path,
-                          const WorkloadKind& kind, WorkloadView& out, const Policy* policy = nullptr, int depth = 0);
+                          const WorkloadKind& kind, WorkloadView& out, const Policy* policy = nullptr, int depth = 0,
+                          const ClusterSnapshot* known = nullptr);
 
 }  // namespace kubegap

@@ -905,6 +905,34 @@ TEST(WorkloadKinds, ARayClusterIsJudgedAsTrainingOnlyWhenItsHeadRunsTraining) {
   EXPECT_NE(trains.warnings_of(kCheckpoint)[0].find("workerGroup gpu-group"), std::string::npos);
 }
 
+// The JobSet and pods Kubeflow Trainer makes from a TrainJob carry the TrainJob's name in
+// their audit annotations, so a reviewer can trace them to what a person applied.
+TEST(WorkloadKinds, TheJobSetAndPodsOfATrainJobNameIt) {
+  rapidjson::Document jobset = workload("jobset");
+  auto& alloc = jobset.GetAllocator();
+  jobset["metadata"].AddMember(
+      "ownerReferences",
+      json_value(R"([{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","name":"llama-sft",
+                      "uid":"u","controller":true}])",
+                 alloc),
+      alloc);
+  const Answer made = answer(Harness(), review_for(jobset));
+  const std::string ns = str(jobset["metadata"]["namespace"]);
+  ASSERT_EQ(made.annotations.count("input"), 1u);
+  EXPECT_EQ(made.annotations.at("input"), "note: made by Kubeflow Trainer for TrainJob " + ns + "/llama-sft");
+
+  const Answer plain = run("jobset");
+  EXPECT_EQ(plain.annotations.count("input"), 0u);  // a JobSet nobody's TrainJob made
+
+  const rapidjson::Document pod = parse_json(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"llama-sft-node-0-0",
+    "namespace":"ml","labels":{"jobset.sigs.k8s.io/jobset-name":"llama-sft",
+    "trainer.kubeflow.org/trainjob-ancestor-step":"trainer"}},
+    "spec":{"containers":[{"name":"node","image":"pytorch/pytorch","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
+  const Answer pod_answer = answer(Harness(), review_for(pod));
+  ASSERT_EQ(pod_answer.annotations.count("input"), 1u);
+  EXPECT_EQ(pod_answer.annotations.at("input"), "note: made by Kubeflow Trainer for TrainJob ml/llama-sft");
+}
+
 // A TrainJob is judged as the JobSet its runtime and its own fields make. Without its
 // runtime, what the runtime decides (volumes, tolerations) is not evaluated, and what the
 // TrainJob alone sets (its patch's zone pin) is still judged.
@@ -948,6 +976,22 @@ TEST(WorkloadKinds, ATrainJobIsJudgedWithTheRuntimeOfTheClusterView) {
   const Answer with_pvc = answer(harness, review_for(patched));
   EXPECT_TRUE(with_pvc.warnings_of(kCheckpoint).empty()) << listing(with_pvc.warnings);
   EXPECT_EQ(with_pvc.annotations.count(kCheckpoint), 0u);
+
+  // A Katib trial that is this TrainJob is resolved the same way (Katib over Trainer v2).
+  rapidjson::Document experiment = workload("katib-experiment");
+  auto& ea = experiment.GetAllocator();
+  rapidjson::Value trial(rapidjson::kObjectType);
+  const rapidjson::Document trainjob = workload("trainjob");
+  trial.CopyFrom(trainjob, ea);
+  experiment["spec"]["trialTemplate"]["trialSpec"] = trial;
+  const Answer wrapped = answer(harness, review_for(experiment));
+  ASSERT_EQ(wrapped.warnings_of(kCheckpoint).size(), 1u) << listing(wrapped.warnings);
+  EXPECT_NE(wrapped.warnings_of(kCheckpoint)[0].find("trial: replicatedJob node"), std::string::npos);
+  const Answer wrapped_alone = answer(Harness(), review_for(experiment));  // no view: no runtime
+  EXPECT_TRUE(wrapped_alone.warnings_of(kCheckpoint).empty()) << listing(wrapped_alone.warnings);
+  EXPECT_NE(wrapped_alone.annotations.at("input").find("trial: runtime ClusterTrainingRuntime/torch-distributed not "
+                                                       "found (no cluster view)"),
+            std::string::npos);
 
   // Another runtime name is not the one in the view: not found.
   rapidjson::Document other = workload("trainjob");

@@ -441,3 +441,72 @@ TEST(Evaluate, IsDeterministic) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+WorkloadView deployment_of(PodSpecView pod) {
+  WorkloadView object;
+  object.api_group = "apps";
+  object.kind = "Deployment";
+  object.namespace_name = "ml";
+  object.name = "d";
+  object.pods.push_back(std::move(pod));
+  return object;
+}
+
+const Finding* checkpoint_of(const std::vector<Finding>& findings) {
+  const auto it =
+      std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.check == "checkpoint-volume"; });
+  return it == findings.end() ? nullptr : &*it;
+}
+
+// A serving kind whose pods visibly train is judged as training (evidencePromotes); a
+// checkpoint-looking path alone does not promote it.
+TEST(Evaluate, AServingKindThatTrainsIsJudgedAsTraining) {
+  const Evaluation trains = evaluate_object_view(deployment_of(gpu_pod()), nullptr, default_policy());
+  ASSERT_EQ(trains.parts.size(), 1u);
+  EXPECT_EQ(trains.parts[0].workload_class, WorkloadClass::kTraining);
+  EXPECT_NE(trains.parts[0].why.find("launcher torchrun"), std::string::npos) << trains.parts[0].why;
+  const Finding* finding = checkpoint_of(trains.findings);
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->outcome, Outcome::kFinding);
+
+  PodSpecView server = gpu_pod();
+  server.containers.front().command = {"vllm", "serve", "/models/llama"};
+  const Evaluation serves =
+      evaluate_object_view(deployment_of(with_volume(server, pvc("models"), "/models")), nullptr, default_policy());
+  EXPECT_EQ(serves.parts[0].workload_class, WorkloadClass::kServing);
+
+  Policy no_promotion = default_policy();
+  for (auto& row : no_promotion.workload_kinds) row.evidence_promotes = false;
+  const Evaluation off = evaluate_object_view(deployment_of(gpu_pod()), nullptr, no_promotion);
+  EXPECT_EQ(off.parts[0].workload_class, WorkloadClass::kServing);
+}
+
+// A run that switches checkpointing off has nothing to lose: a note, not a finding.
+TEST(Evaluate, CheckpointingSwitchedOffIsANote) {
+  PodSpecView pod = gpu_pod();
+  pod.containers.front().command = {"torchrun", "train.py", "--save_strategy", "no"};
+  const auto findings = evaluate(pod_object(pod), nullptr, default_policy());
+  const Finding* finding = checkpoint_of(findings);
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->outcome, Outcome::kNote);
+  EXPECT_EQ(finding->reason, "checkpointing disabled by --save_strategy no");
+}
+
+// A synthetic-data benchmark is a diagnostic even with training flags: no checks.
+TEST(Evaluate, ASyntheticBenchmarkIsADiagnostic) {
+  PodSpecView pod = gpu_pod();
+  pod.containers.front().command = {"python", "train.py", "--epochs", "1", "--use_fake_data"};
+  WorkloadView job = deployment_of(pod);
+  job.api_group = "kubeflow.org";
+  job.kind = "PyTorchJob";
+  const Evaluation e = evaluate_object_view(job, nullptr, default_policy());
+  ASSERT_EQ(e.parts.size(), 1u);
+  EXPECT_EQ(e.parts[0].workload_class, WorkloadClass::kDiagnostic);
+  EXPECT_EQ(checkpoint_of(e.findings), nullptr);
+}
+
+}  // namespace
+}  // namespace kgtest

@@ -218,3 +218,76 @@ TEST(Evidence, OnlyTheFirstWordsOfAHugeCommandAreRead) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// Wrappers are looked through: the programs are what really runs.
+TEST(Evidence, WrappersAreLookedThrough) {
+  const auto programs = [](std::vector<std::string> command, std::vector<std::string> args = {}) {
+    return command_facts(command, args).programs;
+  };
+  using Programs = std::vector<std::string>;
+  EXPECT_EQ(programs({"mpirun"}, {"-np", "2", "bash", "-c", "hostname; ls -la /mnt/ckpt; df -h"}),
+            (Programs{"hostname", "ls", "df"}));
+  EXPECT_EQ(programs({"mpirun", "--allow-run-as-root", "-np", "8", "-x", "NCCL_DEBUG=INFO", "nvidia-smi"}),
+            (Programs{"nvidia-smi"}));
+  EXPECT_EQ(programs({"mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "train.py"}), (Programs{"python"}));
+  EXPECT_EQ(programs({"env", "NCCL_DEBUG=INFO", "python", "-m", "torch.utils.collect_env"}),
+            (Programs{"torch.utils.collect_env"}));
+  EXPECT_EQ(programs({"srun", "--ntasks=8", "timeout", "30s", "sleep", "infinity"}), (Programs{"sleep"}));
+  EXPECT_EQ(programs({"uv", "run", "python", "x.py"}), (Programs{"python"}));
+  EXPECT_EQ(programs({"/bin/sh", "-c", "--", "sleep 30s"}), (Programs{"sleep"}));
+  EXPECT_EQ(programs({"env"}), (Programs{"env"}));  // a wrapper alone is its own program
+  // `--workdir=...` contains a c but is no `-c`: the script is not the next word.
+  EXPECT_EQ(programs({"bash", "launch.sh", "--workdir=gs://b/x", "--lr=0.1"}), (Programs{"bash"}));
+}
+
+TEST(Evidence, AnInspectionOfACheckpointPathIsAPlaceholderNotTraining) {
+  const CommandFacts facts = command_facts({"mpirun", "-np", "2", "bash", "-c", "ls /mnt/checkpoints; df -h"}, {});
+  const auto trains = training_evidence(facts, {}, default_policy());
+  ASSERT_TRUE(trains.has_value());
+  EXPECT_FALSE(strong_training_evidence(*trains)) << *trains;
+  const auto diag = diagnostic_evidence(facts, "", {}, default_policy(), false);
+  ASSERT_TRUE(diag.has_value());
+  EXPECT_EQ(*diag, "placeholder ls");
+}
+
+TEST(Evidence, CheckpointingSwitchedOff) {
+  const Policy& policy = default_policy();
+  const auto off = [&](std::vector<std::string> command, std::vector<EnvVar> env = {}) {
+    return checkpointing_off(command_facts(command, {}), env, policy);
+  };
+  EXPECT_EQ(off({"python", "train.py", "--save_strategy", "no"}), "--save_strategy no");
+  EXPECT_EQ(off({"python", "train.py", "trainer.enable_checkpointing=False"}), "trainer.enable_checkpointing=False");
+  EXPECT_EQ(off({"python", "train.py", "+trainer.enable_checkpointing=false"}), "+trainer.enable_checkpointing=false");
+  EXPECT_EQ(off({"fairseq-train", "data", "--no-save"}), "--no-save");
+  EXPECT_EQ(off({"python", "train.py"}, {{"ENABLE_CHECKPOINTING", "false"}}), "ENABLE_CHECKPOINTING=false");
+  EXPECT_FALSE(off({"python", "train.py", "--save_strategy", "steps"}));
+  EXPECT_FALSE(off({"python", "train.py", "trainer.enable_checkpointing=true"}));
+}
+
+TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
+  const Policy& policy = default_policy();
+  const auto bench = [&](std::vector<std::string> command) {
+    return benchmark_evidence(command_facts(command, {}), {}, policy);
+  };
+  EXPECT_EQ(bench({"python", "tf_cnn_benchmarks.py", "--num_batches=100"}), "benchmark program tf_cnn_benchmarks.py");
+  EXPECT_EQ(bench({"python", "main.py", "--epochs", "1", "--use_fake_data"}), "benchmark flag --use_fake_data");
+  EXPECT_EQ(bench({"python", "train.py", "--benchmark", "1"}), "benchmark flag --benchmark 1");
+  EXPECT_EQ(bench({"python", "train.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
+  EXPECT_FALSE(bench({"python", "train.py", "--benchmark", "0"}));
+  EXPECT_FALSE(bench({"python", "train.py", "--dataset", "imagenet"}));
+}
+
+TEST(Evidence, StrongEvidenceNamesWhatTrains) {
+  EXPECT_TRUE(strong_training_evidence("launcher torchrun"));
+  EXPECT_TRUE(strong_training_evidence("script train.py"));
+  EXPECT_TRUE(strong_training_evidence("flag max_steps"));
+  EXPECT_FALSE(strong_training_evidence("checkpoint argument /ckpt"));
+  EXPECT_FALSE(strong_training_evidence("checkpoint mount /ckpt"));
+  EXPECT_FALSE(strong_training_evidence(""));
+}
+
+}  // namespace
+}  // namespace kgtest

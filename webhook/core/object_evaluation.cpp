@@ -11,6 +11,25 @@
 namespace kubegap {
 namespace {
 
+// runtime_is_a_template: a Trainer runtime reviewed on its own is the template of every
+// TrainJob that names it, and each TrainJob may patch in its own volume (it is judged with
+// it when applied). A runtime that mounts nothing durable for its trainer is therefore a
+// note, not a warning; a runtime that itself mounts a volume that dies with the pod (an
+// emptyDir for its output) still warns: every TrainJob inherits that mount.
+void runtime_is_a_template(std::vector<Finding>& findings) {
+  for (auto& f : findings) {
+    if (f.check != kCheckpointVolume || f.outcome != Outcome::kFinding || f.reason != kNoVolumeReason) {
+      continue;
+    }
+    f.outcome = Outcome::kNote;
+    f.message.clear();
+    f.remedy.clear();
+    f.reason =
+        "a runtime is a template and mounts no volume for its trainer: each TrainJob that names it is "
+        "judged with the volumes it patches in";
+  }
+}
+
 // evaluate_located: the object's metadata and pod templates (following `row`) through the
 // engine.
 ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& path, const WorkloadKind& row,
@@ -33,6 +52,9 @@ ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& 
   Evaluation evaluation = evaluate_object_view(out.object, cluster, policy, cluster_unavailable, claims);
   out.findings = std::move(evaluation.findings);
   out.parts = std::move(evaluation.parts);
+  if (row.group == kTrainerApiGroup && (row.kind == kClusterTrainingRuntimeKind || row.kind == kTrainingRuntimeKind)) {
+    runtime_is_a_template(out.findings);
+  }
   return out;
 }
 

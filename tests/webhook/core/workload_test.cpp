@@ -905,6 +905,28 @@ TEST(WorkloadKinds, ARayClusterIsJudgedAsTrainingOnlyWhenItsHeadRunsTraining) {
   EXPECT_NE(trains.warnings_of(kCheckpoint)[0].find("workerGroup gpu-group"), std::string::npos);
 }
 
+// A runtime reviewed on its own is a template: mounting nothing for its trainer is a note
+// (each TrainJob is judged with what it patches in); mounting a volume that dies with the
+// pod is a warning (every TrainJob inherits it).
+TEST(WorkloadKinds, ARuntimeThatMountsNothingIsANoteOneThatMountsScratchWarns) {
+  const std::string bare = R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"ClusterTrainingRuntime",
+    "metadata":{"name":"torch"},"spec":{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":
+    {"template":{"spec":{"containers":[{"name":"node","image":"pytorch/pytorch","command":["torchrun","train.py"],
+    "resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}}}]}}}})";
+  const Answer note = answer(Harness(), review_for(parse_json(bare)));
+  EXPECT_TRUE(note.warnings_of(kCheckpoint).empty()) << listing(note.warnings);
+  EXPECT_EQ(note.annotations.at(kCheckpoint).rfind("note: a runtime is a template", 0), 0u)
+      << note.annotations.at(kCheckpoint);
+
+  rapidjson::Document scratch = parse_json(bare);
+  auto& alloc = scratch.GetAllocator();
+  auto& pod = scratch["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  pod.AddMember("volumes", json_value(R"([{"name":"out","emptyDir":{}}])", alloc), alloc);
+  pod["containers"][0].AddMember("volumeMounts", json_value(R"([{"name":"out","mountPath":"/out"}])", alloc), alloc);
+  const Answer warns = answer(Harness(), review_for(scratch));
+  EXPECT_EQ(warns.warnings_of(kCheckpoint).size(), 1u) << listing(warns.warnings);
+}
+
 // The JobSet and pods Kubeflow Trainer makes from a TrainJob carry the TrainJob's name in
 // their audit annotations, so a reviewer can trace them to what a person applied.
 TEST(WorkloadKinds, TheJobSetAndPodsOfATrainJobNameIt) {

@@ -447,6 +447,24 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
   return std::nullopt;
 }
 
+// expand_env_reference: a value that starts with a reference to one of the container's
+// env vars, `$(NAME)` (the kubelet expands it in command and args) or `$NAME`/`${NAME}`
+// (a shell does), with that var's literal value put in: `--output_dir=$(OUT)/run1` with
+// OUT=gs://b is gs://b/run1. Anything else is returned as written.
+std::string expand_env_reference(const std::string& value, const std::vector<EnvVar>& env) {
+  if (value.size() < 2 || value[0] != '$') return value;
+  const char open = value[1] == '(' ? '(' : value[1] == '{' ? '{' : '\0';
+  const std::size_t start = open == '\0' ? 1 : 2;
+  std::size_t end = start;
+  while (end < value.size() && (std::isalnum(static_cast<unsigned char>(value[end])) || value[end] == '_')) ++end;
+  if (end == start) return value;
+  if (open != '\0' && (end >= value.size() || value[end] != (open == '(' ? ')' : '}'))) return value;
+  const std::string_view name(value.data() + start, end - start);
+  const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == name; });
+  if (var == env.end() || var->value.empty()) return value;
+  return var->value + value.substr(end + (open == '\0' ? 0 : 1));
+}
+
 }  // namespace
 
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
@@ -464,8 +482,9 @@ std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const s
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
-  const auto destination = [&](std::string_view name, const std::string& value) -> std::optional<std::string> {
-    if (value.empty() || !storage_flags.contains(name)) return std::nullopt;
+  const auto destination = [&](std::string_view name, const std::string& written) -> std::optional<std::string> {
+    if (written.empty() || !storage_flags.contains(name)) return std::nullopt;
+    const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return std::nullopt;

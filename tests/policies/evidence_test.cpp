@@ -291,3 +291,25 @@ TEST(Evidence, StrongEvidenceNamesWhatTrains) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// A destination passed through an env var ($(VAR), as the kubelet expands it, or $VAR)
+// is read through that var.
+TEST(Evidence, ADestinationThroughAnEnvVarIsReadThroughIt) {
+  const Policy& policy = default_policy();
+  const std::vector<EnvVar> env = {{"OUT", "gs://runs/llama"}, {"EMPTY", ""}};
+  const auto where = [&](std::string arg) {
+    return checkpoint_destination(command_facts({"python", "train.py", arg}, {}), env, policy);
+  };
+  EXPECT_EQ(where("--output_dir=$(OUT)/run1"), "gs://runs/llama/run1");
+  EXPECT_EQ(where("--output_dir=${OUT}"), "gs://runs/llama");
+  EXPECT_EQ(where("--output_dir=$OUT"), "gs://runs/llama");
+  EXPECT_FALSE(where("--output_dir=$(MISSING)"));
+  EXPECT_FALSE(where("--output_dir=$(EMPTY)"));
+  EXPECT_FALSE(where("--output_dir=$(OUT"));
+}
+
+}  // namespace
+}  // namespace kgtest

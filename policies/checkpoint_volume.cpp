@@ -110,6 +110,39 @@ Gap undeclared(const TrainerMount& m) {
                        m.container->name + " is not declared");
 }
 
+// covers: `mount_path` holds `path` (equal, or a parent at a '/' boundary).
+bool covers(std::string_view mount_path, std::string_view path) {
+  while (mount_path.size() > 1 && mount_path.back() == '/') mount_path.remove_suffix(1);
+  if (!path.starts_with(mount_path)) return false;
+  return path.size() == mount_path.size() || mount_path == "/" || path[mount_path.size()] == '/';
+}
+
+// judge_save_path: the writable trainer mount deepest above the save path decides; no
+// mount means the container's own filesystem. nullopt: it is durable.
+std::optional<Gap> judge_save_path(const std::vector<TrainerMount>& mounts, const CheckContext& ctx) {
+  const std::string path(ctx.save_path);
+  const TrainerMount* holder = nullptr;
+  for (const auto& m : mounts) {
+    if (covers(m.mount->mount_path, path) &&
+        (holder == nullptr || m.mount->mount_path.size() > holder->mount->mount_path.size())) {
+      holder = &m;
+    }
+  }
+  const std::string said = "checkpoints at " + path + " (" + std::string(ctx.save_flag) + ")";
+  if (holder == nullptr) {
+    return Gap{Outcome::kFinding,
+               said + " are in the container's own filesystem: a replacement pod starts with none of them",
+               "save path " + path + " (" + std::string(ctx.save_flag) + ") is on no mounted volume",
+               "mount a PersistentVolumeClaim (or durable CSI volume) at " + path};
+  }
+  if (holder->volume == nullptr) return undeclared(*holder);
+  if (is_durable(*holder->volume, ctx.policy)) return std::nullopt;
+  const std::string where = describe_source(holder->volume);
+  return Gap{Outcome::kFinding, said + " are on " + where + ": " + std::string(what_happens(holder->volume)),
+             "save path " + path + " of container " + holder->container->name + " is on " + where + ", not durable",
+             "mount a PersistentVolumeClaim (or durable CSI volume) at " + holder->mount->mount_path};
+}
+
 }  // namespace
 
 std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx) {
@@ -153,6 +186,12 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   if (checkpoint_path) return std::nullopt;
   // Without a checkpoint-looking path, an inference server says nothing about training.
   if (ctx.workload_class == WorkloadClass::kServing) return std::nullopt;
+  // The command says where it saves (--output_dir /workspace/output): the mount that
+  // holds that path decides, not whichever volume happens to be durable (a dataset PVC).
+  if (!ctx.save_path.empty()) {
+    if (auto gap = judge_save_path(mounts, ctx)) return *gap;
+    return std::nullopt;
+  }
 
   for (const auto& m : mounts) {
     if (m.volume != nullptr && is_durable(*m.volume, ctx.policy)) return std::nullopt;

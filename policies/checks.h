@@ -48,6 +48,10 @@ struct CheckContext {
   std::string_view checkpoint_destination = {};
   // The flag that switches checkpoint saving off ("--save_strategy no"); empty when none.
   std::string_view checkpointing_off = {};
+  // The local path a checkpoint/output flag names ("/workspace/output") and the flag as
+  // written ("--output_dir"); empty when the command names none.
+  std::string_view save_path = {};
+  std::string_view save_flag = {};
 };
 
 // Gap: one check's conclusion about one pod spec.

@@ -123,8 +123,9 @@ std::string trainjob_trace(const WorkloadView& object) {
 // EvidenceFacts: what one set of commands shows.
 struct EvidenceFacts {
   std::string training, diagnostic, destination;
-  std::string checkpointing_off;  // the flag that switches saving off
-  bool speaks = false;            // training or diagnostic evidence of its own
+  std::string checkpointing_off;     // the flag that switches saving off
+  std::string save_flag, save_path;  // where a checkpoint/output flag says it saves
+  bool speaks = false;               // training or diagnostic evidence of its own
 };
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
@@ -147,6 +148,12 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
   }
   if (out.checkpointing_off.empty()) {
     if (auto off = checkpointing_off(facts, env, policy)) out.checkpointing_off = *off;
+  }
+  if (out.save_path.empty()) {
+    if (auto saved = save_path(facts, env, policy)) {
+      out.save_flag = std::move(saved->flag);
+      out.save_path = std::move(saved->path);
+    }
   }
   // A synthetic-data benchmark runs training steps on purpose and keeps nothing: it is a
   // diagnostic even though it trains.
@@ -222,6 +229,10 @@ EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* kn
     if (out.diagnostic.empty()) out.diagnostic = e.diagnostic;
     if (out.destination.empty()) out.destination = e.destination;
     if (out.checkpointing_off.empty()) out.checkpointing_off = e.checkpointing_off;
+    if (out.save_path.empty()) {
+      out.save_flag = e.save_flag;
+      out.save_path = e.save_path;
+    }
   }
   for (const auto& entrypoint : object.entrypoints) {
     bool all_diagnostic = true;
@@ -264,6 +275,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     WorkloadClass workload_class;
     std::string destination;
     std::string checkpointing_off;
+    std::string save_flag, save_path;
   };
   std::vector<JudgedPod> judged;
   // Bounded work per request: the first max_parts_per_object parts are evaluated, the rest
@@ -298,11 +310,16 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     if (own.training.empty() && own.diagnostic.empty()) own.training = mount_evidence(pod, policy);
     if (own.destination.empty()) own.destination = job.destination;
     if (own.checkpointing_off.empty()) own.checkpointing_off = job.checkpointing_off;
+    if (own.save_path.empty()) {
+      own.save_flag = job.save_flag;
+      own.save_path = job.save_path;
+    }
     const PodClass pod_class =
         classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy, {own.training, own.diagnostic});
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});
     if (pod_class.evaluated) {
-      judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off});
+      judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off,
+                        own.save_flag, own.save_path});
     }
   }
   if (judged.empty()) return out;
@@ -310,13 +327,14 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   for (const auto& check : check_registry()) {
     if (!policy.check_enabled(check.id) || skipped_for(row, check.id)) continue;
     std::vector<PartResult> results;
-    for (const auto& [pod, accelerator, workload_class, destination, saving_off] : judged) {
+    for (const auto& [pod, accelerator, workload_class, destination, saving_off, save_flag, save_at] : judged) {
       if (!policy.check_applies(check.id, workload_class)) continue;
       // A coordinator writes no checkpoints: its job's writers are judged.
       if (check.id == kCheckpointVolume && pod->coordinator) continue;
       if (skipped_for(pod_row(*pod, row, policy), check.id)) continue;
       const CheckContext ctx{object,      policy,         cluster,     cluster_unavailable,
-                             accelerator, workload_class, destination, saving_off};
+                             accelerator, workload_class, destination, saving_off,
+                             save_at,     save_flag};
       auto gap = check.run(*pod, ctx);
       if (!gap) continue;
       if (gap->outcome == Outcome::kFinding &&

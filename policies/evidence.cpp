@@ -479,6 +479,29 @@ std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const s
   return std::nullopt;
 }
 
+std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy) {
+  const NameSet storage_flags(policy.checkpoint_storage_flags);
+  const auto local = [&](std::string_view name, const std::string& written) -> std::optional<std::string> {
+    if (written.empty() || !storage_flags.contains(name) || icontains(flag_name(name), "bucket")) return std::nullopt;
+    std::string value = expand_env_reference(written, env);
+    if (value.size() < 2 || value.front() != '/') return std::nullopt;
+    return value;
+  };
+  for (std::size_t i = 0; i < facts.words.size(); ++i) {
+    const std::string& w = facts.words[i];
+    const auto eq = w.find('=');
+    if (eq != std::string::npos && eq > 0) {
+      if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{w.substr(0, eq), *path};
+    } else if (w.size() > 1 && w.front() == '-' && i + 1 < facts.words.size()) {
+      if (auto path = local(w, facts.words[i + 1])) return SavePath{w, *path};
+    }
+  }
+  for (const auto& e : env) {
+    if (auto path = local(e.name, e.value)) return SavePath{e.name, *path};
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);

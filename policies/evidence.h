@@ -72,6 +72,17 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
 std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy);
 
+// SavePath: the local directory a checkpoint/output flag names (policy
+// checkpointStorageFlags), and the flag as written.
+struct SavePath {
+  std::string flag;  // "--output_dir"
+  std::string path;  // "/workspace/output"
+};
+
+// save_path: the first checkpointStorageFlags flag (or env var) whose value, env references
+// expanded, is an absolute local path; nothing when none is.
+std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy);
+
 // checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
 // or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt".
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,

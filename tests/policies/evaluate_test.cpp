@@ -510,3 +510,38 @@ TEST(Evaluate, ASyntheticBenchmarkIsADiagnostic) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// The command says where it saves: the mount that holds that path decides, not whichever
+// volume is durable.
+TEST(Evaluate, TheSavePathDecidesWhichMountCounts) {
+  PodSpecView pod = with_volume(gpu_pod(), pvc("data"), "/workspace/dataset");
+  pod.containers.front().command = {"torchrun", "train.py", "--output_dir", "/workspace/output"};
+  const auto pod_findings = evaluate(pod_object(pod), nullptr, default_policy());
+  const Finding* lost = checkpoint_of(pod_findings);
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->outcome, Outcome::kFinding);
+  EXPECT_NE(lost->message.find("/workspace/output (--output_dir)"), std::string::npos) << lost->message;
+  EXPECT_NE(lost->message.find("container's own filesystem"), std::string::npos) << lost->message;
+
+  PodSpecView saved = with_volume(pod, pvc("runs"), "/workspace");  // a PVC above the path
+  EXPECT_EQ(checkpoint_of(evaluate(pod_object(saved), nullptr, default_policy())), nullptr);
+
+  PodSpecView scratch = with_volume(pod, empty_dir("out"), "/workspace/output/");
+  const auto scratch_findings = evaluate(pod_object(scratch), nullptr, default_policy());
+  const Finding* on_scratch = checkpoint_of(scratch_findings);
+  ASSERT_NE(on_scratch, nullptr);
+  EXPECT_NE(on_scratch->message.find("emptyDir \"out\""), std::string::npos) << on_scratch->message;
+
+  // A sibling path is not a parent: /workspace/out does not hold /workspace/output.
+  PodSpecView sibling = with_volume(pod, pvc("runs"), "/workspace/out");
+  const auto sibling_findings = evaluate(pod_object(sibling), nullptr, default_policy());
+  const Finding* beside = checkpoint_of(sibling_findings);
+  ASSERT_NE(beside, nullptr);
+  EXPECT_EQ(beside->outcome, Outcome::kFinding);
+}
+
+}  // namespace
+}  // namespace kgtest

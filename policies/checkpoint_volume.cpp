@@ -199,11 +199,9 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   for (const auto& m : mounts) {
     if (m.volume == nullptr) return undeclared(m);
   }
-  // The reason tells "mounts nothing writable" (a template a TrainJob may patch a volume
-  // into) from "mounts only what dies with the pod".
   return Gap{Outcome::kFinding,
              "no writable durable volume is mounted: checkpoints saved in the pod are lost when it is replaced",
-             std::string(mounts.empty() ? kNoVolumeReason : kNoDurableVolumeReason),
+             std::string(kNoDurableVolumeReason),
              "mount a PersistentVolumeClaim where the job saves checkpoints, or save them to object storage"};
 }
 

@@ -21,11 +21,10 @@
 namespace kubegap {
 
 inline constexpr std::string_view kCheckpointVolume = "checkpoint-volume";
-// checkpoint-volume's reasons when no mount path looks like checkpoints: the training
-// containers mount only volumes that die with the pod, or no writable volume at all.
+// kNoDurableVolumeReason: checkpoint-volume's reason when no mount path looks like
+// checkpoints and the training containers mount no writable durable volume.
 inline constexpr std::string_view kNoDurableVolumeReason =
     "no writable durable volume mounted by the training containers";
-inline constexpr std::string_view kNoVolumeReason = "no writable volume mounted by the training containers";
 inline constexpr std::string_view kDisruptionBudget = "disruption-budget";
 inline constexpr std::string_view kZoneSpread = "zone-spread";
 inline constexpr std::string_view kGpuHealthTolerations = "gpu-health-tolerations";

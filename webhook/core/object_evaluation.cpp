@@ -16,17 +16,28 @@ namespace {
 // it when applied). A runtime that mounts nothing durable for its trainer is therefore a
 // note, not a warning; a runtime that itself mounts a volume that dies with the pod (an
 // emptyDir for its output) still warns: every TrainJob inherits that mount.
-void runtime_is_a_template(std::vector<Finding>& findings) {
+void runtime_is_a_template(const WorkloadView& runtime, std::vector<Finding>& findings) {
+  const auto mounts_nothing = [&](const std::string& part) {
+    for (const auto& pod : runtime.pods) {
+      if (pod.part != part) continue;
+      return std::none_of(pod.containers.begin(), pod.containers.end(), [](const Container& c) {
+        return std::any_of(c.volume_mounts.begin(), c.volume_mounts.end(),
+                           [](const VolumeMount& m) { return !m.read_only; });
+      });
+    }
+    return false;
+  };
   for (auto& f : findings) {
-    if (f.check != kCheckpointVolume || f.outcome != Outcome::kFinding || f.reason != kNoVolumeReason) {
+    if (f.check != kCheckpointVolume || f.outcome != Outcome::kFinding || f.reason != kNoDurableVolumeReason ||
+        !std::all_of(f.parts.begin(), f.parts.end(), mounts_nothing)) {
       continue;
     }
     f.outcome = Outcome::kNote;
     f.message.clear();
     f.remedy.clear();
     f.reason =
-        "a runtime is a template and mounts no volume for its trainer: each TrainJob that names it is "
-        "judged with the volumes it patches in";
+        "a runtime is a template and mounts no volume for its trainer: each TrainJob that names it is judged "
+        "with the volumes it patches in";
   }
 }
 
@@ -53,7 +64,7 @@ ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& 
   out.findings = std::move(evaluation.findings);
   out.parts = std::move(evaluation.parts);
   if (row.group == kTrainerApiGroup && (row.kind == kClusterTrainingRuntimeKind || row.kind == kTrainingRuntimeKind)) {
-    runtime_is_a_template(out.findings);
+    runtime_is_a_template(out.object, out.findings);
   }
   return out;
 }

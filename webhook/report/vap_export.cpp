@@ -184,6 +184,9 @@ std::string export_vap(const Policy& policy, const std::vector<std::string>& che
   std::vector<std::string> names;
   std::string out;
   for (const auto& row : policy.workload_kinds) {
+    // Not expressible in CEL: a wrapper's objects are judged by other rows, and a TrainJob
+    // through its runtime, another object (docs/vap.md).
+    if (!row.wraps.empty() || !row.resolve.empty()) continue;
     const std::vector<CheckCel> wanted = wanted_checks(row, policy, checks);
     if (wanted.empty()) continue;
     names.push_back(vap_policy_name(row));

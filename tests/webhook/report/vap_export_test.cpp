@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "policies/policy.h"
@@ -25,8 +26,13 @@ TEST(ExportVap, OnePolicyAndOneBindingPerKindThatGetsTheChecks) {
   const std::size_t policies = count(yaml, "kind: ValidatingAdmissionPolicy\n");
   EXPECT_EQ(policies, count(yaml, "kind: ValidatingAdmissionPolicyBinding\n"));
   // Every row (a DaemonSet's gets checkpoint-volume only: its controller adds the
-  // tolerations and pins the node).
-  EXPECT_EQ(policies, policy.workload_kinds.size());
+  // tolerations and pins the node), but the wrappers and TrainJob, which CEL cannot judge.
+  const auto exportable = std::count_if(policy.workload_kinds.begin(), policy.workload_kinds.end(),
+                                        [](const auto& row) { return row.wraps.empty() && row.resolve.empty(); });
+  EXPECT_EQ(policies, static_cast<std::size_t>(exportable));
+  EXPECT_EQ(policy.workload_kinds.size() - policies, 4u);  // TrainJob, Experiment, AppWrapper, Cron
+  EXPECT_EQ(yaml.find("name: kubegap-trainjob.trainer.kubeflow.org\n"), std::string::npos);
+  EXPECT_EQ(yaml.find("name: kubegap-experiment.kubeflow.org\n"), std::string::npos);
   EXPECT_NE(yaml.find("name: kubegap-pytorchjob.kubeflow.org\n"), std::string::npos);
   const std::string daemonset = export_vap(policy, {"zone-spread", "gpu-health-tolerations"});
   EXPECT_EQ(daemonset.find("name: kubegap-daemonset.apps\n"), std::string::npos);

@@ -80,6 +80,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for(what, predicate, timeout=30, interval=0.2):
+    """Polls predicate() until it returns something true (returned) or timeout seconds pass."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
+
+
 def log(message):
     print(f"[e2e {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 

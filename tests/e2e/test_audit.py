@@ -18,7 +18,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controlplane import ControlPlane  # noqa: E402
+from controlplane import ControlPlane, wait_for as poll  # noqa: E402
 from test_workloads import CRDS, crd, pytorchjob, template  # noqa: E402
 
 BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
@@ -64,14 +64,7 @@ def results(namespace):
 
 
 def wait_for(what, predicate, timeout=60):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
+    return poll(what, predicate, timeout, interval=0.5)
 
 
 def metrics(port):

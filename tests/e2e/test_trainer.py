@@ -27,7 +27,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controlplane import ControlPlane, WEBHOOK_NAME, log  # noqa: E402
+from controlplane import ControlPlane, WEBHOOK_NAME, log, wait_for  # noqa: E402
 from test_audit import module_dir  # noqa: E402
 
 BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
@@ -67,17 +67,6 @@ def metrics():
         text = r.read().decode()
     return {k: float(v) for k, _, v in (line.rpartition(" ") for line in text.splitlines()
                                         if line and not line.startswith("#"))}
-
-
-def wait_for(what, predicate, timeout=30, interval=0.2):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
 
 
 def synced_line(start):

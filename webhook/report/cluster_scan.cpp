@@ -13,6 +13,7 @@
 #include "webhook/core/json_reader.h"
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/object_evaluation.h"
+#include "webhook/core/trainjob_resolver.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/watch_stream.h"
 
@@ -231,8 +232,24 @@ std::optional<ListPage> ClusterViewBuilder::add_nodes(std::string_view json) {
   return add_decoded(json, "Node", decode_node_object, nodes_, bad_);
 }
 
+std::optional<ListPage> ClusterViewBuilder::add_runtimes(std::string_view json, std::string_view kind) {
+  const bool cluster_scoped = kind == kClusterTrainingRuntimeKind;
+  // The watcher's decoders: the same JSON text (no managedFields) the cluster view keeps.
+  return add_decoded(
+      json, cluster_scoped ? "ClusterTrainingRuntime" : "TrainingRuntime",
+      [cluster_scoped](JsonReader& reader, const rapidjson::Value& item, const JsonPath& path) {
+        return (cluster_scoped ? decode_cluster_runtime_object : decode_namespaced_runtime_object)(reader, item, path)
+            .info;
+      },
+      runtimes_, bad_runtimes_);
+}
+
 std::shared_ptr<const ClusterSnapshot> ClusterViewBuilder::build() {
   return std::make_shared<const ClusterSnapshot>(std::move(budgets_), std::move(nodes_));
+}
+
+std::shared_ptr<const RuntimeSet> ClusterViewBuilder::build_runtimes(bool listed) {
+  return std::make_shared<const RuntimeSet>(std::move(runtimes_), listed, false);
 }
 
 namespace {
@@ -320,6 +337,45 @@ struct Scan {
     co_return served;
   }
 
+  // list_runtimes: Kubeflow Trainer's runtimes into `view`, before any object is evaluated,
+  // when the policy resolves TrainJobs against them. Only what discovery found served is
+  // listed (no Trainer CRDs: no request); a 404 is a CRD gone since, not an error. A
+  // runtime kind that is itself a target is evaluated from the same pages and added to
+  // `done`, so it is listed once. Returns whether both kinds were listed.
+  net::awaitable<bool> list_runtimes(const std::vector<ScanResource>& served, const std::vector<ScanResource>& targets,
+                                     ClusterViewBuilder& view, ScanAccumulator& accumulator,
+                                     std::set<std::string>& done) {
+    if (std::none_of(policy.workload_kinds.begin(), policy.workload_kinds.end(),
+                     [](const WorkloadKind& row) { return row.resolve == "trainerRuntime"; })) {
+      co_return false;
+    }
+    bool listed = true;
+    for (const std::string_view kind : {kClusterTrainingRuntimeKind, kTrainingRuntimeKind}) {
+      const auto is_runtime = [&](const ScanResource& r) { return r.group == kTrainerApiGroup && r.kind == kind; };
+      const auto resource = std::find_if(served.begin(), served.end(), is_runtime);
+      if (resource == served.end()) {
+        listed = false;  // not installed
+        continue;
+      }
+      const bool target = std::any_of(targets.begin(), targets.end(), is_runtime);
+      const std::string path = resource->list_path(options.namespace_name);
+      if (target) done.insert(path);
+      const std::optional<ApiError> error = co_await list(path, [&](std::string_view body) -> std::optional<ListPage> {
+        std::optional<ListPage> page = view.add_runtimes(body, kind);
+        if (page && target) accumulator.add_page(*resource, body);
+        return page;
+      });
+      if (error) {
+        listed = false;
+        if (error->status != 404) accumulator.add_error(path, error->text(), error->status);
+      }
+    }
+    if (view.bad_runtimes() > 0) {
+      accumulator.add_note(std::to_string(view.bad_runtimes()) + " training runtime(s) could not be decoded");
+    }
+    co_return listed;
+  }
+
   net::awaitable<ScanResult> run() {
     // The cluster view first: every PDB and Node, decoded page by page.
     ClusterViewBuilder view;
@@ -341,8 +397,16 @@ struct Scan {
     std::optional<ApiError> fatal;
     const std::vector<ScanResource> served = co_await discover(accumulator, fatal);
     if (fatal) accumulator.add_error("discovery", fatal->message, fatal->status);
-    for (const auto& target : scan_targets(served, policy)) {
+    const std::vector<ScanResource> targets = scan_targets(served, policy);
+    // The Trainer runtimes next: every TrainJob is judged with the one it names.
+    std::set<std::string> done;
+    const bool runtimes_listed = co_await list_runtimes(served, targets, view, accumulator, done);
+    const auto with_runtimes = std::make_shared<const ClusterSnapshot>(
+        snapshot->shared_budgets(), snapshot->shared_nodes(), view.build_runtimes(runtimes_listed));
+    if (!view_error) accumulator.use_cluster(with_runtimes.get());
+    for (const auto& target : targets) {
       const std::string path = target.list_path(options.namespace_name);
+      if (done.contains(path)) continue;
       const std::optional<ApiError> error =
           co_await list(path, [&](std::string_view body) { return accumulator.add_page(target, body); });
       if (error) accumulator.add_error(path, error->text(), error->status);

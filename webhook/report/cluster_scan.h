@@ -2,7 +2,8 @@
 // `kubegap-webhook scan`: the webhook's findings for what already runs. Lists every kind
 // of the workload table that the API server serves (discovery; a CRD that is not
 // installed is skipped), and Pods, page by page, and evaluates each object with the live
-// cluster view (PodDisruptionBudgets and Nodes). The same engine and report as `check`.
+// cluster view (PodDisruptionBudgets and Nodes, and Kubeflow Trainer's runtimes for
+// TrainJobs). The same engine and report as `check`.
 //
 //   ScanOptions options;  options.namespace_name = "ml";
 //   CheckReport report = scan_cluster(endpoint, options, policy);   // the CLI: blocks; never throws on the cluster
@@ -87,6 +88,9 @@ class ScanAccumulator {
   // `http_status` is the status that made it an error (0: none did, e.g. no answer).
   void add_error(const std::string& where, const std::string& message, int http_status = 0);
   void add_note(std::string note) { report_.notes.push_back(std::move(note)); }
+  // use_cluster: the view the pages added from now on are evaluated with (the same view
+  // with the Trainer runtimes, once they are listed); it must outlive the accumulator.
+  void use_cluster(const ClusterSnapshot* cluster) { cluster_ = cluster; }
 
   // finish: the report, owned objects left out. Call once.
   CheckReport finish(std::size_t budgets, std::size_t nodes);
@@ -105,23 +109,33 @@ class ScanAccumulator {
 };
 
 // ClusterViewBuilder: the cluster view from list pages of PodDisruptionBudgets and Nodes,
-// decoded as they arrive (a page's JSON is not kept).
+// and of Kubeflow Trainer runtimes, decoded as they arrive (a page's JSON is not kept).
 class ClusterViewBuilder {
  public:
-  // add_budgets / add_nodes: one list page; nullopt when it is not a list. An item that
-  // does not decode is left out and counted in bad().
+  // add_budgets / add_nodes / add_runtimes: one list page; nullopt when it is not a list.
+  // An item that does not decode is left out and counted in bad() (runtimes: bad_runtimes()).
   std::optional<ListPage> add_budgets(std::string_view json);
   std::optional<ListPage> add_nodes(std::string_view json);
+  // `kind`: kClusterTrainingRuntimeKind or kTrainingRuntimeKind.
+  std::optional<ListPage> add_runtimes(std::string_view json, std::string_view kind);
   std::size_t budgets() const { return budgets_.size(); }
   std::size_t nodes() const { return nodes_.size(); }
+  std::size_t runtimes() const { return runtimes_.size(); }
   std::size_t bad() const { return bad_; }
-  // build: the snapshot; the builder is empty afterwards.
+  std::size_t bad_runtimes() const { return bad_runtimes_; }
+  // build: the snapshot of the budgets and nodes (no runtimes, not listed); the builder
+  // holds neither afterwards.
   std::shared_ptr<const ClusterSnapshot> build();
+  // build_runtimes: the runtimes added so far, moved out. `listed`: both kinds were
+  // listed, so a runtime the set lacks does not exist. A live cluster ships no defaults.
+  std::shared_ptr<const RuntimeSet> build_runtimes(bool listed);
 
  private:
   std::vector<DisruptionBudget> budgets_;
   std::vector<NodeInfo> nodes_;
+  std::vector<TrainingRuntimeInfo> runtimes_;
   std::size_t bad_ = 0;
+  std::size_t bad_runtimes_ = 0;
 };
 
 struct ScanOptions {
@@ -148,9 +162,12 @@ struct ScanResult {
   std::vector<int> error_status;
 };
 
-// scan_cluster: discovery, the cluster view, then every target resource page by page,
-// each request through `send`, on the caller's executor. What cannot be listed lands in
-// the report's errors; the rest is still scanned. `options.cancelled` is asked before each
+// scan_cluster: the cluster view, discovery, Kubeflow Trainer's runtimes (when the
+// policy resolves TrainJobs and the API server serves them; a 404 is a CRD not installed,
+// not an error), then every target resource page by page, each request through `send`, on
+// the caller's executor. The runtimes are listed once: when they are targets themselves
+// they are evaluated then, and so reported first. What cannot be listed lands in the
+// report's errors; the rest is still scanned. `options.cancelled` is asked before each
 // request. `policy` must outlive the coroutine.
 boost::asio::awaitable<ScanResult> scan_cluster(KubeRequester send, ScanOptions options, const Policy& policy);
 

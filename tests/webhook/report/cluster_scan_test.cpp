@@ -1,6 +1,7 @@
 // `scan` without sockets: discovery documents, list pages and owner de-duplication, fed
 // as the API server sends them; the scan coroutine against scripted answers (errors keep
-// their status, a cancelled scan asks nothing more); ApiError. tests/e2e/test_scan.py runs
+// their status, a cancelled scan asks nothing more; a TrainJob judged with the Trainer
+// runtime it names, listed before it); ApiError. tests/e2e/test_scan.py runs
 // the whole command against a real kube-apiserver.
 #include "webhook/report/cluster_scan.h"
 
@@ -259,6 +260,116 @@ TEST(ScanCluster, ACancelledScanAsksNothingMore) {
   ASSERT_FALSE(result.report.errors.empty());
   EXPECT_EQ(result.report.errors[0].text(), "discovery: /api/v1: scan cancelled");
   EXPECT_EQ(result.error_status[0], 0);
+}
+
+// A Kubeflow Trainer cluster: discovery serves TrainJobs and both runtime kinds.
+std::map<std::string, KubeResponse> trainer_cluster(const std::string& trainjobs) {
+  return {
+      {"/apis/policy/v1/poddisruptionbudgets?limit=250", answer(R"({"kind":"PodDisruptionBudgetList","items":[]})")},
+      {"/api/v1/nodes?limit=250", answer(R"({"kind":"NodeList","items":[]})")},
+      {"/api/v1", answer(kCoreResources)},
+      {"/apis", answer(R"({"kind":"APIGroupList","groups":[{"name":"trainer.kubeflow.org",
+         "preferredVersion":{"groupVersion":"trainer.kubeflow.org/v1alpha1","version":"v1alpha1"}}]})")},
+      {"/apis/trainer.kubeflow.org/v1alpha1", answer(R"({"kind":"APIResourceList","resources":[
+         {"name":"trainjobs","kind":"TrainJob","namespaced":true,"verbs":["get","list"]},
+         {"name":"clustertrainingruntimes","kind":"ClusterTrainingRuntime","namespaced":false,"verbs":["list"]},
+         {"name":"trainingruntimes","kind":"TrainingRuntime","namespaced":true,"verbs":["list"]}]})")},
+      {"/apis/trainer.kubeflow.org/v1alpha1/trainjobs?limit=250", answer(trainjobs)},
+      {"/api/v1/pods?limit=250", answer(pod_list(""))},
+  };
+}
+
+// A TrainJob whose ClusterTrainingRuntime trains on GPUs with checkpoints on an emptyDir.
+const char* const kTrainJobs = R"({"kind":"TrainJobList","items":[{"apiVersion":"trainer.kubeflow.org/v1alpha1",
+  "kind":"TrainJob","metadata":{"name":"tj","namespace":"ml","uid":"tj-uid"},
+  "spec":{"runtimeRef":{"name":"torch-ckpt","kind":"ClusterTrainingRuntime"},"trainer":{"numNodes":2}}}]})";
+const char* const kClusterRuntimes = R"({"kind":"ClusterTrainingRuntimeList","metadata":{},"items":[
+  {"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"ClusterTrainingRuntime",
+   "metadata":{"name":"torch-ckpt","uid":"rt-uid","managedFields":[{"manager":"kubectl"}]},
+   "spec":{"template":{"spec":{"replicatedJobs":[{"name":"node",
+     "template":{"metadata":{"labels":{"trainer.kubeflow.org/trainjob-ancestor-step":"trainer"}},
+     "spec":{"template":{"spec":{"containers":[{"name":"node","image":"pytorch",
+       "command":["torchrun","train.py","--save-dir=/ckpt"],"resources":{"limits":{"nvidia.com/gpu":"1"}},
+       "volumeMounts":[{"name":"ckpt","mountPath":"/ckpt"}]}],
+     "volumes":[{"name":"ckpt","emptyDir":{}}]}}}}}]}}}}]})";
+const char* const kClusterRuntimesPath = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes?limit=250";
+const char* const kRuntimesPath = "/apis/trainer.kubeflow.org/v1alpha1/trainingruntimes?limit=250";
+
+const Finding* find_check(const CheckReport& report, const std::string& kind, const std::string& check) {
+  for (const auto& object : report.objects) {
+    if (object.kind != kind) continue;
+    for (const auto& f : object.findings) {
+      if (f.check == check) return &f;
+    }
+  }
+  return nullptr;
+}
+
+TEST(ScanCluster, ATrainJobIsJudgedWithItsRuntimeListedOnce) {
+  auto answers = trainer_cluster(kTrainJobs);
+  answers[kClusterRuntimesPath] = answer(kClusterRuntimes);
+  answers[kRuntimesPath] = answer(R"({"kind":"TrainingRuntimeList","metadata":{},"items":[]})");
+  std::vector<std::string> asked;
+  const ScanResult result = scan_with(answers, ScanOptions{}, asked);
+  EXPECT_TRUE(result.report.errors.empty());
+  const Finding* checkpoint = find_check(result.report, "TrainJob", "checkpoint-volume");
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_EQ(checkpoint->outcome, Outcome::kFinding) << checkpoint->reason;
+  // The runtime is a target too: evaluated from the same list (a template: a note), which
+  // is asked once, before the TrainJobs.
+  const Finding* runtime = find_check(result.report, "ClusterTrainingRuntime", "checkpoint-volume");
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), kClusterRuntimesPath), 1);
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), kRuntimesPath), 1);
+  EXPECT_LT(
+      std::find(asked.begin(), asked.end(), kClusterRuntimesPath) - asked.begin(),
+      std::find(asked.begin(), asked.end(), "/apis/trainer.kubeflow.org/v1alpha1/trainjobs?limit=250") - asked.begin());
+  // 2 for the view, 3 for discovery, 2 runtime lists, TrainJobs and Pods: no more than
+  // the scan made before it judged TrainJobs with their runtimes.
+  EXPECT_EQ(result.stats.requests, 9u);
+}
+
+TEST(ScanCluster, WithoutTheRuntimeCrdsATrainJobsRuntimeChecksAreNotEvaluated) {
+  // Discovery serves the runtimes but their lists are 404 (the CRDs went away): absent,
+  // not an error.
+  std::vector<std::string> asked;
+  const ScanResult result = scan_with(trainer_cluster(kTrainJobs), ScanOptions{}, asked);
+  EXPECT_TRUE(result.report.errors.empty());
+  const Finding* checkpoint = find_check(result.report, "TrainJob", "checkpoint-volume");
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_EQ(checkpoint->outcome, Outcome::kNotEvaluated);
+  EXPECT_EQ(checkpoint->reason,
+            "runtime ClusterTrainingRuntime/torch-ckpt not found (training runtimes are not listed: is the Trainer "
+            "CRD installed?)");
+  EXPECT_NE(std::find(asked.begin(), asked.end(), kClusterRuntimesPath), asked.end());
+  // Discovery does not serve them: not asked at all.
+  auto answers = trainer_cluster(kTrainJobs);
+  answers["/apis/trainer.kubeflow.org/v1alpha1"] = answer(R"({"kind":"APIResourceList","resources":[
+    {"name":"trainjobs","kind":"TrainJob","namespaced":true,"verbs":["get","list"]}]})");
+  asked.clear();
+  const ScanResult without = scan_with(answers, ScanOptions{}, asked);
+  EXPECT_TRUE(without.report.errors.empty());
+  checkpoint = find_check(without.report, "TrainJob", "checkpoint-volume");
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_EQ(checkpoint->outcome, Outcome::kNotEvaluated);
+  EXPECT_EQ(std::find(asked.begin(), asked.end(), kClusterRuntimesPath), asked.end());
+  EXPECT_EQ(without.stats.requests, 7u);
+}
+
+TEST(ScanCluster, AForbiddenRuntimeListIsAnError) {
+  auto answers = trainer_cluster(kTrainJobs);
+  answers[kClusterRuntimesPath] = {403, R"({"kind":"Status","message":"forbidden","code":403})", ""};
+  answers[kRuntimesPath] = answer(R"({"kind":"TrainingRuntimeList","metadata":{},"items":[]})");
+  std::vector<std::string> asked;
+  const ScanResult result = scan_with(answers, ScanOptions{}, asked);
+  ASSERT_EQ(result.report.errors.size(), 1u);
+  EXPECT_EQ(result.report.errors[0].text(),
+            "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes: HTTP 403: forbidden");
+  EXPECT_EQ(result.error_status, std::vector<int>{403});
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), kClusterRuntimesPath), 1);
+  const Finding* checkpoint = find_check(result.report, "TrainJob", "checkpoint-volume");
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_EQ(checkpoint->outcome, Outcome::kNotEvaluated);
 }
 
 TEST(ApiError, StatusAndTheMessageOfItsStatusBody) {

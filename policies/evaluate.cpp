@@ -280,11 +280,12 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   std::vector<JudgedPod> judged;
   // Bounded work per request: the first max_parts_per_object parts are evaluated, the rest
   // counted in a note (annotation `parts`).
-  std::vector<std::string> notes = object.notes;
-  if (std::string trace = trainjob_trace(object); !trace.empty()) notes.push_back(std::move(trace));
-  if (!notes.empty()) {
+  // Notes are rare: no copy or allocation on a review that has none.
+  const std::string trace = trainjob_trace(object);
+  if (!object.notes.empty() || !trace.empty()) {
     std::string joined;
-    for (const auto& n : notes) joined += (joined.empty() ? "" : "; ") + n;
+    for (const auto& n : object.notes) joined += (joined.empty() ? "" : "; ") + n;
+    if (!trace.empty()) joined += (joined.empty() ? "" : "; ") + trace;
     findings.push_back(Finding{std::string(kInputNote), Outcome::kNote, "", std::move(joined), {}, {}, false, ""});
   }
   const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));

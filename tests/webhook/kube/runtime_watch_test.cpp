@@ -238,18 +238,24 @@ Reply budgets_and_nodes(const std::string& target) {
   return {200, "", true};
 }
 
+// one_runtime_of_each_kind: a cluster with Trainer installed, one runtime of each kind,
+// plus the PDBs and Nodes.
+Reply one_runtime_of_each_kind(const std::string& target) {
+  if (starts_with(target, kClusterRuntimes + "?limit=")) {
+    return {200, list_of("ClusterTrainingRuntime", "50",
+                         {runtime("ClusterTrainingRuntime", "", "torch-distributed", "49", "pytorch:1")})};
+  }
+  if (starts_with(target, kRuntimes + "?limit=")) {
+    return {200, list_of("TrainingRuntime", "51", {runtime("TrainingRuntime", "ml", "team-torch", "48", "team:1")})};
+  }
+  return budgets_and_nodes(target);
+}
+
 TEST(ClusterWatcherRuntimes, SyncsWithoutTheTrainerCrdsThenPicksThemUpReusingTheOtherParts) {
   std::atomic<bool> installed{false};
   FakeApiServer server([&](const std::string& target) -> Reply {
     if (starts_with(target, "/apis/trainer.kubeflow.org/") && !installed) return kNotFound;
-    if (starts_with(target, kClusterRuntimes + "?limit=")) {
-      return {200, list_of("ClusterTrainingRuntime", "50",
-                           {runtime("ClusterTrainingRuntime", "", "torch-distributed", "49", "pytorch:1")})};
-    }
-    if (starts_with(target, kRuntimes + "?limit=")) {
-      return {200, list_of("TrainingRuntime", "51", {runtime("TrainingRuntime", "ml", "team-torch", "48", "team:1")})};
-    }
-    return budgets_and_nodes(target);
+    return one_runtime_of_each_kind(target);
   });
   WatcherRun run(server, fast_options());
   ASSERT_TRUE(eventually([&] { return run.watcher.synced(); }));
@@ -276,16 +282,7 @@ TEST(ClusterWatcherRuntimes, SyncsWithoutTheTrainerCrdsThenPicksThemUpReusingThe
 }
 
 TEST(ClusterWatcherRuntimes, ARuntimeChangePublishesASnapshotThatSharesTheBudgetsAndNodes) {
-  FakeApiServer server([&](const std::string& target) -> Reply {
-    if (starts_with(target, kClusterRuntimes + "?limit=")) {
-      return {200, list_of("ClusterTrainingRuntime", "50",
-                           {runtime("ClusterTrainingRuntime", "", "torch-distributed", "49", "pytorch:1")})};
-    }
-    if (starts_with(target, kRuntimes + "?limit=")) {
-      return {200, list_of("TrainingRuntime", "51", {runtime("TrainingRuntime", "ml", "team-torch", "48", "team:1")})};
-    }
-    return budgets_and_nodes(target);
-  });
+  FakeApiServer server([&](const std::string& target) -> Reply { return one_runtime_of_each_kind(target); });
   WatcherRun run(server, fast_options());
   ASSERT_TRUE(eventually([&] { return run.watcher.synced(); }));
   const auto before = run.watcher.snapshot();

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -208,6 +209,19 @@ inline bool io_barrier(fake_net::io_context& ioc, std::chrono::milliseconds afte
   timer->async_wait(
       [&ioc, timer, done](const boost::system::error_code&) { fake_net::post(ioc, [done] { done->set_value(); }); });
   return done->get_future().wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+}
+
+// on_strand: `fn` run on `strand` (a reflector's), its result returned; throws when the
+// strand's thread does not answer within 20 s.
+template <typename Strand, typename Fn>
+auto on_strand(Strand& strand, Fn fn) {
+  auto result = std::make_shared<std::promise<decltype(fn())>>();
+  boost::asio::post(strand, [result, fn] { result->set_value(fn()); });
+  auto future = result->get_future();
+  if (future.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    throw std::runtime_error("the reflector's thread is gone");
+  }
+  return future.get();
 }
 
 }  // namespace kgtest

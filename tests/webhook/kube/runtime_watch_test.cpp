@@ -93,11 +93,7 @@ class RuntimeReflectorRun {
   }
   template <typename Fn>
   auto on_strand(Fn fn) {
-    auto result = std::make_shared<std::promise<decltype(fn())>>();
-    net::post(strand_, [result, fn] { result->set_value(fn()); });
-    auto future = result->get_future();
-    if (future.wait_for(20s) != std::future_status::ready) throw std::runtime_error("the reflector's thread is gone");
-    return future.get();
+    return kgtest::on_strand(strand_, fn);
   }
   int changes() {
     return on_strand([this] { return changes_; });

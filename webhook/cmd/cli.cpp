@@ -15,8 +15,11 @@
 #include "webhook/cmd/serve_config.h"
 #include "webhook/core/build_info.h"
 #include "webhook/core/case_library.h"
+#include "webhook/core/file_io.h"
 #include "webhook/core/policy_loader.h"
 #include "webhook/kube/kube_config.h"
+#include "webhook/mcp/mcp_catalog.h"
+#include "webhook/mcp/stdio_server.h"
 #include "webhook/report/cluster_scan.h"
 #include "webhook/report/offline_check.h"
 #include "webhook/report/report_render.h"
@@ -114,21 +117,6 @@ int check(const std::vector<std::string>& args) {
   return emit_report(report, output, text, "check", fail_on_findings);
 }
 
-// scan_endpoint: --kubeconfig, else the pod's service account, else $KUBECONFIG's first
-// file, else ~/.kube/config (kubectl's order, in-cluster first as client-go's).
-KubeEndpoint scan_endpoint(const std::optional<std::string>& kubeconfig) {
-  if (kubeconfig) return load_kubeconfig(*kubeconfig);
-  if (auto in_cluster = in_cluster_endpoint()) return *in_cluster;
-  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
-    const std::string list = env;
-    return load_kubeconfig(list.substr(0, list.find(':')));
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return load_kubeconfig(std::string(home) + "/.kube/config");
-  }
-  throw ConfigError("scan: no cluster: not in a pod, no --kubeconfig, $KUBECONFIG or ~/.kube/config");
-}
-
 int scan(const std::vector<std::string>& args) {
   const ParsedFlags flags = parse("scan", args);
   if (flags.help()) return print_help("scan");
@@ -144,12 +132,35 @@ int scan(const std::vector<std::string>& args) {
   KubeEndpoint endpoint;
   try {
     policy = policy_file ? load_policy_file(*policy_file) : default_policy();
-    endpoint = scan_endpoint(flags.given("--kubeconfig"));
+    endpoint = find_endpoint(flags.given("--kubeconfig"));
   } catch (const ConfigError& e) {
     std::cerr << "kubegap-webhook scan: " << e.what() << "\n";
     return kExitUsage;
   }
   return emit_report(scan_cluster(endpoint, options, policy), output, text, "scan", flags.has("--fail-on-findings"));
+}
+
+int mcp(const std::vector<std::string>& args) {
+  const ParsedFlags flags = parse("mcp", args);
+  if (flags.help()) return print_help("mcp");
+  if (!flags.arguments().empty()) throw UsageError{"mcp takes no arguments"};
+  McpOptions options;
+  options.kubeconfig = flags.given("--kubeconfig");
+  options.context = flags.value("--context");
+  options.request_timeout = std::chrono::seconds(flags.integer("--request-timeout", 1, 3600));
+  options.max_message_bytes =
+      static_cast<std::size_t>(flags.integer("--max-message-bytes", 1024, std::int64_t{1} << 30));
+  configure_logging(flags.value("--log-level"), LogFormat::kText);  // stderr: stdout is the protocol's
+  verify_case_citations();
+  const auto policy_file = flags.given("--policy");
+  try {
+    options.policy = policy_file ? load_policy_file(*policy_file) : default_policy();
+    options.policy_text = policy_file ? read_file(*policy_file) : std::string(default_policy_yaml());
+  } catch (const ConfigError& e) {
+    std::cerr << "kubegap-webhook mcp: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return run_stdio_server(std::move(options));
 }
 
 int export_command(const std::vector<std::string>& args) {
@@ -265,6 +276,7 @@ int run_cli(const std::vector<std::string>& args, std::string_view program) {
     if (command == "cases") return cases(rest);
     if (command == "check") return check(rest);
     if (command == "scan") return scan(rest);
+    if (command == "mcp") return mcp(rest);
     if (command == "export") return export_command(rest);
     if (command == "completion") return completion(rest);
     if (command == "version" || command == "--version") return version(rest);

@@ -420,9 +420,81 @@ CommandSpec help_spec(const std::vector<CommandSpec>& commands) {
   return c;
 }
 
+// mcp_spec: the MCP server for coding agents (docs/mcp.md).
+CommandSpec mcp_spec() {
+  CommandSpec c;
+  c.name = "mcp";
+  c.summary = "serve the checks to coding agents (MCP over stdio)";
+  c.usage = "mcp [flags]";
+  c.intro = R"(A Model Context Protocol server on stdin/stdout, for Claude Code, Codex and other
+agents: the tools check_manifests, scan_cluster, explain, list_checks and get_case, each
+case and the policy as resources, and the prompt audit-training-reliability. It only
+reads: the cluster with GET requests, files under the client's roots. Logs go to stderr.
+)";
+  c.flags = {
+      {"--kubeconfig",
+       "",
+       "FILE",
+       "",
+       "in a pod, its service account; else $KUBECONFIG, then ~/.kube/config",
+       "the API server and credentials of scan_cluster and explain",
+       "kubeconfig of the cluster",
+       V::kFile,
+       {},
+       false},
+      {"--context",
+       "",
+       "NAME",
+       "",
+       "the kubeconfig's current-context",
+       "the kubeconfig context tools use when "
+       "they name none",
+       "kubeconfig context",
+       V::kAny,
+       {},
+       false},
+      policy_flag(),
+      {"--request-timeout",
+       "",
+       "S",
+       "120",
+       "",
+       "a tool call that reads the cluster answers within S seconds (an error result if the cluster is too slow)",
+       "seconds a cluster call may take",
+       V::kAny,
+       {},
+       false},
+      {"--max-message-bytes",
+       "",
+       "N",
+       "16777216",
+       "",
+       "a message (one line) larger than N is dropped unread and answered with an error",
+       "largest message",
+       V::kAny,
+       {},
+       false},
+      {"--log-level",
+       "",
+       "LEVEL",
+       "warn",
+       "",
+       "log level (stderr)",
+       "log level",
+       V::kWords,
+       {"trace", "debug", "info", "warn", "error", "off"},
+       false},
+  };
+  c.outro = R"(Register it with Claude Code: claude mcp add kubegap -- kubegap-webhook mcp
+With Codex: [mcp_servers.kubegap] command = "kubegap-webhook", args = ["mcp"] in
+~/.codex/config.toml. Exit code 0 on end of input, SIGTERM or SIGINT; 2 on a usage error.
+)";
+  return c;
+}
+
 std::vector<CommandSpec> make_specs() {
-  std::vector<CommandSpec> specs = {serve_spec(), check_spec(),      scan_spec(),   export_spec(),
-                                    cases_spec(), completion_spec(), version_spec()};
+  std::vector<CommandSpec> specs = {serve_spec(), check_spec(), scan_spec(),       export_spec(),
+                                    cases_spec(), mcp_spec(),   completion_spec(), version_spec()};
   specs.push_back(help_spec(specs));
   return specs;
 }

@@ -102,6 +102,16 @@ KubeRequester requester_of(KubeClient& client) {
   };
 }
 
+KubeGetter getter_of(KubeClient& client) {
+  return [&client](std::string target, std::size_t body_limit) { return client.get(std::move(target), body_limit); };
+}
+
+KubeGetter getter_of(KubeRequester send) {
+  return [send = std::move(send)](std::string target, std::size_t body_limit) {
+    return send(http::verb::get, std::move(target), {}, body_limit);
+  };
+}
+
 KubeRequester fresh_client_requester(KubeExecutor executor, KubeEndpoint endpoint) {
   return [executor = std::move(executor), endpoint = std::move(endpoint)](http::verb verb, std::string target,
                                                                           std::string body, std::size_t body_limit) {

@@ -147,6 +147,16 @@ using KubeRequester = std::function<boost::asio::awaitable<KubeResponse>(
 // requester_of: requests through `client`, which must outlive the requester.
 KubeRequester requester_of(KubeClient& client);
 
+// KubeGetter: one GET to the API server, answered whole (target, body limit). What only
+// reads the cluster (`scan`, the MCP server) is written against this, not KubeRequester:
+// no other verb exists on that path, so it cannot write whatever its credentials allow.
+using KubeGetter = std::function<boost::asio::awaitable<KubeResponse>(std::string target, std::size_t body_limit)>;
+
+// getter_of: GETs through `client`, which must outlive the getter.
+KubeGetter getter_of(KubeClient& client);
+// getter_of: the GETs of `send` (the background audit, which also writes reports).
+KubeGetter getter_of(KubeRequester send);
+
 // fresh_client_requester: each request through a KubeClient of its own, so its TLS
 // context is made anew: a long-running caller that sends a few requests a minute picks up
 // a rotated CA (the token file is re-read on every connection anyway). A CA that no longer

@@ -96,14 +96,15 @@ std::optional<KubeEndpoint> in_cluster_endpoint(const std::string& sa_dir) {
 
 // A function-try-block: valid YAML of the wrong shape (a scalar where a mapping belongs)
 // makes yaml-cpp throw from operator[]; report it as a ConfigError naming the file.
-KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, ReadFile read) try {
+KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, ReadFile read,
+                              const std::string& context_wanted) try {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
-  const std::string context_name = scalar(root, "current-context");
+  const std::string context_name = context_wanted.empty() ? scalar(root, "current-context") : context_wanted;
   if (context_name.empty()) throw ConfigError(path + ": no current-context");
   const YAML::Node context = named(root["contexts"], context_name, "context", path)["context"];
   const YAML::Node cluster = named(root["clusters"], scalar(context, "cluster"), "cluster", path)["cluster"];
@@ -141,6 +142,21 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
                     ": unexpected kubeconfig structure: " + e.msg);
 }
 
-KubeEndpoint load_kubeconfig(const std::string& path) { return parse_kubeconfig(read_file(path), path, read_file); }
+KubeEndpoint find_endpoint(const std::optional<std::string>& kubeconfig, const std::string& context) {
+  if (kubeconfig) return load_kubeconfig(*kubeconfig, context);
+  if (auto in_cluster = in_cluster_endpoint()) return *in_cluster;
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+    const std::string list = env;
+    return load_kubeconfig(list.substr(0, list.find(':')), context);
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return load_kubeconfig(std::string(home) + "/.kube/config", context);
+  }
+  throw ConfigError("no cluster: not in a pod, and no --kubeconfig, $KUBECONFIG or ~/.kube/config");
+}
+
+KubeEndpoint load_kubeconfig(const std::string& path, const std::string& context) {
+  return parse_kubeconfig(read_file(path), path, read_file, context);
+}
 
 }  // namespace kubegap

@@ -33,10 +33,18 @@ struct KubeEndpoint {
 std::optional<KubeEndpoint> in_cluster_endpoint(
     const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
-// load_kubeconfig: the current context's cluster and user. Supports server,
-// certificate-authority(-data), insecure-skip-tls-verify, client-certificate(-data),
-// client-key(-data), token and tokenFile. Throws ConfigError naming the file.
-KubeEndpoint load_kubeconfig(const std::string& path);
+// load_kubeconfig: the cluster and user of `context` (empty: the current-context).
+// Supports server, certificate-authority(-data), insecure-skip-tls-verify,
+// client-certificate(-data), client-key(-data), token and tokenFile. Throws ConfigError
+// naming the file (and the context when it is not there).
+KubeEndpoint load_kubeconfig(const std::string& path, const std::string& context = {});
+
+// find_endpoint: the API server for a command run by a person or an agent: `kubeconfig`
+// if given, else the pod's service account, else $KUBECONFIG's first file, else
+// ~/.kube/config (kubectl's order, in-cluster first as client-go's); `context` picks a
+// context of the kubeconfig (empty: its current-context). Throws ConfigError saying which
+// file is missing or wrong.
+KubeEndpoint find_endpoint(const std::optional<std::string>& kubeconfig, const std::string& context = {});
 
 // ReadFile: how parse_kubeconfig reads the files a kubeconfig names (read_file, or a
 // stand-in where touching the disk is unwanted: the fuzz target).
@@ -44,7 +52,8 @@ using ReadFile = std::string (*)(const std::string& path);
 
 // parse_kubeconfig: load_kubeconfig's work on `text`, the content of the kubeconfig at
 // `path` (relative file names resolve against its directory).
-KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, ReadFile read);
+KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, ReadFile read,
+                              const std::string& context = {});
 
 // split_server_url: "https://host:port" -> host, port (443 by default); throws ConfigError.
 void split_server_url(const std::string& url, KubeEndpoint& out, const std::string& source);

@@ -382,7 +382,7 @@ net::awaitable<void> BackgroundAudit::Impl::run_once() {
   std::string error;
   try {
     const auto policy = policies.get();
-    const ScanResult result = co_await scan_cluster(send, options.scan, *policy);
+    const ScanResult result = co_await scan_cluster(getter_of(send), options.scan, *policy);
     stats = result.stats;
     summary.objects = result.report.objects.size();
     summary.findings = count_findings(result.report);

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -135,10 +138,12 @@ std::optional<std::vector<ScanResource>> parse_resource_list(std::string_view js
   return out;
 }
 
-std::vector<ScanResource> scan_targets(const std::vector<ScanResource>& resources, const Policy& policy) {
+std::vector<ScanResource> scan_targets(const std::vector<ScanResource>& resources, const Policy& policy,
+                                       const std::vector<std::string>& kinds) {
   std::vector<ScanResource> out;
   const ScanResource* pods = nullptr;
   for (const auto& row : policy.workload_kinds) {
+    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), row.kind) == kinds.end()) continue;
     for (const auto& r : resources) {
       if (r.group != row.group || r.kind != row.kind) continue;
       if (r.group.empty() && r.kind == "Pod") {
@@ -256,7 +261,7 @@ namespace {
 
 // Scan: the I/O of one scan, on the executor of whoever awaits run().
 struct Scan {
-  KubeRequester& send;
+  KubeGetter& send;
   const ScanOptions& options;
   const Policy& policy;
   ScanStats& stats;
@@ -272,7 +277,7 @@ struct Scan {
   net::awaitable<Fetched> get(const std::string& target) {
     if (options.cancelled && options.cancelled()) co_return Fetched{ApiError{0, "scan cancelled"}, {}};
     ++stats.requests;
-    KubeResponse response = co_await send(boost::beast::http::verb::get, target, {}, options.page_limit_bytes);
+    KubeResponse response = co_await send(target, options.page_limit_bytes);
     if (!response.error.empty() || response.status != 200) co_return Fetched{api_error(response), {}};
     co_return Fetched{std::nullopt, std::move(response.body)};
   }
@@ -397,7 +402,7 @@ struct Scan {
     std::optional<ApiError> fatal;
     const std::vector<ScanResource> served = co_await discover(accumulator, fatal);
     if (fatal) accumulator.add_error("discovery", fatal->message, fatal->status);
-    const std::vector<ScanResource> targets = scan_targets(served, policy);
+    const std::vector<ScanResource> targets = scan_targets(served, policy, options.kinds);
     // The Trainer runtimes next: every TrainJob is judged with the one it names.
     std::set<std::string> done;
     const bool runtimes_listed = co_await list_runtimes(served, targets, view, accumulator, done);
@@ -423,9 +428,9 @@ struct Scan {
 
 }  // namespace
 
-net::awaitable<ScanResult> scan_cluster(KubeRequester send, ScanOptions options, const Policy& policy) {
+net::awaitable<ScanResult> scan_cluster(KubeGetter get, ScanOptions options, const Policy& policy) {
   ScanStats stats;
-  Scan scan{send, options, policy, stats};
+  Scan scan{get, options, policy, stats};
   ScanResult result = co_await scan.run();
   result.stats = stats;
   co_return result;
@@ -433,18 +438,40 @@ net::awaitable<ScanResult> scan_cluster(KubeRequester send, ScanOptions options,
 
 CheckReport scan_cluster(const KubeEndpoint& endpoint, const ScanOptions& options, const Policy& policy,
                          ScanStats* stats) {
-  // An event loop of the CLI's own: the command has nothing else to do while it scans.
+  // An event loop of the caller's own: the command has nothing else to do while it scans.
+  // The client is made after the loop so that it goes first: an abandoned scan's
+  // coroutines are destroyed with the loop, and none of them uses the client then.
   net::io_context ioc;
   auto strand = net::make_strand(ioc);
   KubeClient client(strand, endpoint);
   std::optional<ScanResult> result;
   std::exception_ptr failure;
-  net::co_spawn(strand, scan_cluster(requester_of(client), options, policy), [&](std::exception_ptr e, ScanResult r) {
+  net::steady_timer watchdog(strand);
+  net::co_spawn(strand, scan_cluster(getter_of(client), options, policy), [&](std::exception_ptr e, ScanResult r) {
     failure = std::move(e);
     result = std::move(r);
+    watchdog.cancel();
   });
+  if (options.cancelled) {
+    // A request in flight can take its whole timeout; a cancelled scan should not.
+    std::function<void(boost::system::error_code)> poll = [&](boost::system::error_code ec) {
+      if (ec || result) return;
+      if (options.cancelled()) {
+        ioc.stop();
+        return;
+      }
+      watchdog.expires_after(std::chrono::milliseconds(100));
+      watchdog.async_wait(poll);
+    };
+    poll({});
+  }
   ioc.run();
   if (failure) std::rethrow_exception(failure);
+  if (!result) {  // abandoned mid-request
+    CheckReport cancelled;
+    cancelled.errors.push_back(InputProblem{"cluster", 0, "scan cancelled"});
+    return cancelled;
+  }
   if (stats != nullptr) *stats = result->stats;
   return std::move(result->report);
 }

@@ -62,8 +62,10 @@ std::optional<std::vector<ScanResource>> parse_resource_list(std::string_view js
                                                              const std::string& version);
 
 // scan_targets: of the served `resources`, those whose (group, kind) is in the policy's
-// workload table, plus v1 Pods; in the table's order, Pods last.
-std::vector<ScanResource> scan_targets(const std::vector<ScanResource>& resources, const Policy& policy);
+// workload table, plus v1 Pods; in the table's order, Pods last. With `kinds`, only
+// those kinds.
+std::vector<ScanResource> scan_targets(const std::vector<ScanResource>& resources, const Policy& policy,
+                                       const std::vector<std::string>& kinds = {});
 
 // ListPage: what a list page says besides its objects.
 struct ListPage {
@@ -139,7 +141,8 @@ class ClusterViewBuilder {
 };
 
 struct ScanOptions {
-  std::string namespace_name;  // empty: every namespace
+  std::string namespace_name;      // empty: every namespace
+  std::vector<std::string> kinds;  // empty: every kind of the workload table and Pods; else only these kinds
   std::size_t page_size = 250;
   std::size_t page_limit_bytes = std::size_t{64} << 20;  // one list page's body at most
   // cancelled: asked before each request; true ends the scan (an error in the report).
@@ -164,16 +167,19 @@ struct ScanResult {
 
 // scan_cluster: the cluster view, discovery, Kubeflow Trainer's runtimes (when the
 // policy resolves TrainJobs and the API server serves them; a 404 is a CRD not installed,
-// not an error), then every target resource page by page, each request through `send`, on
+// not an error), then every target resource page by page, each request through `get`, on
 // the caller's executor. The runtimes are listed once: when they are targets themselves
 // they are evaluated then, and so reported first. What cannot be listed lands in the
 // report's errors; the rest is still scanned. `options.cancelled` is asked before each
-// request. `policy` must outlive the coroutine.
-boost::asio::awaitable<ScanResult> scan_cluster(KubeRequester send, ScanOptions options, const Policy& policy);
+// request. `policy` must outlive the coroutine. `get` is the only way the scan reaches
+// the API server: it cannot write, whatever its credentials allow.
+boost::asio::awaitable<ScanResult> scan_cluster(KubeGetter get, ScanOptions options, const Policy& policy);
 
-// scan_cluster: the coroutine above for the CLI: on an event loop of its own, one
-// KubeClient for every request; returns when the scan has ended. Throws ConfigError when
-// the endpoint's TLS material does not load.
+// scan_cluster: the coroutine above for the CLI and the MCP server: on an event loop of
+// its own, one KubeClient for every request (GETs only); returns when the scan has ended.
+// With `options.cancelled`, it is also asked every 100 ms while a request is in flight,
+// and true abandons that request at once (the report then has the error "scan
+// cancelled"). Throws ConfigError when the endpoint's TLS material does not load.
 CheckReport scan_cluster(const KubeEndpoint& endpoint, const ScanOptions& options, const Policy& policy,
                          ScanStats* stats = nullptr);
 

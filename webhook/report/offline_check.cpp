@@ -71,7 +71,10 @@ class InputReader {
   std::vector<std::string> notes;
   std::vector<std::string> files;  // every file and PATH in reading order
 
+  const std::string* stdin_text = nullptr;  // "-" reads this instead of stdin when set
+
   void read_path(const std::string& path) {
+    if (path == "-" && stdin_text != nullptr) return read_text(*stdin_text, "<stdin>");
     if (path == "-") {
       std::ostringstream text;
       text << std::cin.rdbuf();
@@ -275,8 +278,9 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
 
 }  // namespace
 
-CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy) {
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy, const std::string* stdin_text) {
   InputReader reader;
+  reader.stdin_text = stdin_text;
   for (const auto& path : paths) reader.read_path(path);
   return check_read(reader, paths.size(), policy);
 }

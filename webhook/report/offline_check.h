@@ -50,8 +50,10 @@ struct CheckReport {
 // PodDisruptionBudgets and Nodes in the input form the cluster view. Kustomize and Helm
 // files (kustomization.yaml, Chart.yaml, values*.yaml, unrendered chart templates) are
 // skipped with a note. What cannot be read lands in `errors`, and everything else is
-// still checked.
-CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy);
+// still checked. With `stdin_text`, "-" reads it instead of stdin (the MCP server's
+// inline manifests).
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy,
+                        const std::string* stdin_text = nullptr);
 
 // check_text: check_paths on one file's `text`, named `file` in the report (a Helm chart
 // template is not recognised: that needs the file's directory).

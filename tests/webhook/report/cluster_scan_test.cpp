@@ -180,8 +180,7 @@ TEST(ClusterViewBuilder, DecodesBudgetsAndNodesPageByPage) {
 // `answers` by its target (404 for any other); the targets asked, in order, into `asked`.
 ScanResult scan_with(const std::map<std::string, KubeResponse>& answers, ScanOptions options,
                      std::vector<std::string>& asked) {
-  KubeRequester send = [&](boost::beast::http::verb, std::string target, std::string,
-                           std::size_t) -> net::awaitable<KubeResponse> {
+  KubeGetter send = [&](std::string target, std::size_t) -> net::awaitable<KubeResponse> {
     asked.push_back(target);
     const auto found = answers.find(target);
     co_return found != answers.end() ? found->second : KubeResponse{404, R"({"kind":"Status","code":404})", ""};

@@ -198,6 +198,22 @@ std::string multi_context(const std::string& current) {
 // =======================================================================================
 // load_kubeconfig
 
+TEST(LoadKubeconfig, ANamedContextOverridesTheCurrentOne) {
+  TempDir dir;
+  dir.write("pki/staging-ca.pem", "STAGING CA PEM");
+  dir.write("tokens/kind.token", "kind-token\n");
+  const std::string config = dir.write("config", multi_context("staging"));
+  EXPECT_EQ(load_kubeconfig(config).host, "staging.k8s.example.com");
+  EXPECT_EQ(load_kubeconfig(config, "kind-dev").host, "127.0.0.1");
+  EXPECT_EQ(load_kubeconfig(config, "prod-admin").client_cert_pem, "PROD CLIENT CERT");
+  try {
+    load_kubeconfig(config, "nowhere");
+    FAIL() << "an unknown context must be an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no context named \"nowhere\""), std::string::npos) << e.what();
+  }
+}
+
 TEST(LoadKubeconfig, CurrentContextPicksClusterAndUserAmongSeveral) {
   TempDir dir;
   dir.write("pki/staging-ca.pem", "STAGING CA PEM");

@@ -103,6 +103,22 @@ TEST(ScanTargets, WorkloadKindsTheServerServesAndPodsLast) {
   EXPECT_TRUE(std::none_of(targets.begin(), targets.end(), [](const ScanResource& r) { return r.kind == "JobSet"; }));
 }
 
+TEST(ScanTargets, KindsKeepOnlyThoseKinds) {
+  const Policy policy = default_policy();
+  const std::vector<ScanResource> served = {
+      kPods,
+      {"batch", "v1", "jobs", "Job", true},
+      {"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", true},
+  };
+  const auto only_jobs = scan_targets(served, policy, {"PyTorchJob"});
+  ASSERT_EQ(only_jobs.size(), 1u);
+  EXPECT_EQ(only_jobs.front().resource, "pytorchjobs");
+  const auto pods_and_jobs = scan_targets(served, policy, {"Pod", "Job"});
+  ASSERT_EQ(pods_and_jobs.size(), 2u);
+  EXPECT_EQ(pods_and_jobs.front().resource, "jobs");
+  EXPECT_EQ(pods_and_jobs.back().resource, "pods");
+}
+
 TEST(ScanAccumulator, EvaluatesEveryPageAndFollowsContinue) {
   const Policy policy = default_policy();
   const ClusterSnapshot empty;

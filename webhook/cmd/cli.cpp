@@ -150,6 +150,7 @@ int mcp(const std::vector<std::string>& args) {
   options.request_timeout = std::chrono::seconds(flags.integer("--request-timeout", 1, 3600));
   options.max_message_bytes =
       static_cast<std::size_t>(flags.integer("--max-message-bytes", 1024, std::int64_t{1} << 30));
+  block_stop_signals();  // before any thread starts: the logger's flusher is one
   configure_logging(flags.value("--log-level"), LogFormat::kText);  // stderr: stdout is the protocol's
   verify_case_citations();
   const auto policy_file = flags.given("--policy");

@@ -136,6 +136,16 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
     throw ConfigError(path + ": user " + user_name +
                       " has a client certificate without a key, or a key without a certificate");
   }
+  // A credential plugin (EKS, GKE, AKS logins) is not run here: without this, the requests
+  // would go out anonymous and come back 403 with no word of why.
+  const bool has_credentials = !out.client_cert_pem.empty() || !out.token.empty() || !out.token_file.empty();
+  for (const char* plugin : {"exec", "auth-provider"}) {
+    if (!has_credentials && user && user[plugin]) {
+      throw ConfigError(path + ": user " + user_name + " authenticates with " + plugin +
+                        " (a credential plugin), which kubegap-webhook does not run: use a kubeconfig with a token "
+                        "or a client certificate (docs/mcp.md#rbac makes one for a service account)");
+    }
+  }
   return out;
 } catch (const YAML::Exception& e) {
   throw ConfigError(path + (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1)) +

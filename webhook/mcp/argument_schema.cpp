@@ -1,5 +1,6 @@
 #include "webhook/mcp/argument_schema.h"
 
+#include <cmath>
 #include <string_view>
 
 #include "webhook/mcp/json_rpc.h"
@@ -18,7 +19,10 @@ bool has_type(const rapidjson::Value& value, std::string_view type) {
   if (type == "array") return value.IsArray();
   if (type == "string") return value.IsString();
   if (type == "boolean") return value.IsBool();
-  if (type == "integer") return value.IsInt64() || value.IsUint64();
+  // JSON Schema: an integer is a number without a fractional part (10.0 is one).
+  if (type == "integer")
+    return value.IsInt64() || value.IsUint64() ||
+           (value.IsDouble() && value.GetDouble() == std::floor(value.GetDouble()));
   if (type == "number") return value.IsNumber();
   return true;  // no type: anything
 }
@@ -91,14 +95,14 @@ std::optional<ArgumentError> check(const rapidjson::Value& value, const rapidjso
     for (const auto& v : values->value.GetArray()) found = found || v == value;
     if (!found) return fail(field, to_json(value) + " is not one of " + some_of(values->value));
   }
-  if (value.IsInt64()) {
-    const auto n = value.GetInt64();
+  if (value.IsNumber() && type == "integer") {
+    const double n = value.GetDouble();
     if (const auto min = schema.FindMember("minimum");
-        min != schema.MemberEnd() && min->value.IsInt64() && n < min->value.GetInt64()) {
+        min != schema.MemberEnd() && min->value.IsNumber() && n < min->value.GetDouble()) {
       return fail(field, "must be at least " + std::to_string(min->value.GetInt64()));
     }
     if (const auto max = schema.FindMember("maximum");
-        max != schema.MemberEnd() && max->value.IsInt64() && n > max->value.GetInt64()) {
+        max != schema.MemberEnd() && max->value.IsNumber() && n > max->value.GetDouble()) {
       return fail(field, "must be at most " + std::to_string(max->value.GetInt64()));
     }
   }

@@ -35,7 +35,8 @@ std::string to_json(const rapidjson::Value& value) {
 
 RpcParse parse_rpc_line(std::string_view line) {
   RpcMessage m;
-  m.body.Parse(line.data(), line.size());
+  // Invalid UTF-8 is a parse error: a string echoed in an error must not break stdout's JSON.
+  m.body.Parse<rapidjson::kParseValidateEncodingFlag>(line.data(), line.size());
   if (m.body.HasParseError()) {
     return RpcParse{std::nullopt,
                     RpcError{rpc_code::kParseError,

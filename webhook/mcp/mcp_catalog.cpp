@@ -49,7 +49,7 @@ constexpr std::string_view kReportSchema = R"json({
   }
 })json";
 
-// scan_cluster's additions to the report: what the cut left out, counts by check.
+// The additions to the report of a tool that cuts it: what the cut left out, counts by check.
 constexpr std::string_view kScanAdditions = R"json({
   "omittedObjects": {"type": "integer", "minimum": 0},
   "summary": {"type": "object", "required": ["objects", "findings", "errors", "objectsWithFindings", "byCheck"],
@@ -65,7 +65,9 @@ constexpr std::string_view kCheckInput = R"json({
   "properties": {
     "manifests": {"type": "string", "description": "Kubernetes manifests as YAML or JSON text; several documents (---) or a List. Named <stdin> in the report."},
     "paths": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
-      "description": "Files or folders (read recursively for *.yaml, *.yml, *.json), relative to the server's working directory; they must lie under the client's roots (or the working directory when the client has none)."}
+      "description": "Files or folders (read recursively for *.yaml, *.yml, *.json), relative to the server's working directory; they must lie under the client's roots (or the working directory when the client has none)."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200,
+      "description": "at most this many objects in the result (the summary counts all; omittedObjects says how many were left out)"}
   }
 })json";
 
@@ -157,7 +159,7 @@ rapidjson::Document parse_schema(std::string_view text, const std::string& kinds
   return d;
 }
 
-// with_scan_additions: the report schema with scan_cluster's members.
+// scan_output_schema: the report schema with the members of a cut report.
 rapidjson::Document scan_output_schema(const std::string& kinds, const std::string& ids) {
   rapidjson::Document schema = parse_schema(kReportSchema, kinds, ids);
   rapidjson::Document additions = parse_schema(kScanAdditions, kinds, ids);
@@ -203,10 +205,10 @@ McpCatalog::McpCatalog(const Policy& policy, std::string policy_text, const Case
   tools_.push_back(spec("check_manifests", "Check Kubernetes manifests",
                         "Finds the reliability gaps of training jobs (checkpoints lost with the pod, no "
                         "PodDisruptionBudget, one zone, GPU pods kept on failed nodes) in manifests given inline or "
-                        "as paths, without a cluster. The same report as `kubegap-webhook check --output json`: "
-                        "each finding with its fix and the public incident cases behind it; input errors are "
-                        "listed in `errors`.",
-                        parse_schema(kCheckInput, k, i), parse_schema(kReportSchema, k, i), false));
+                        "as paths, without a cluster. The same report as `kubegap-webhook check --output json`, "
+                        "cut to `limit` objects (`omittedObjects` counts the rest): each finding with its fix "
+                        "and the public incident cases behind it; input errors are listed in `errors`.",
+                        parse_schema(kCheckInput, k, i), scan_output_schema(k, i), false));
   tools_.push_back(spec("scan_cluster", "Scan the cluster",
                         "Lists what runs in the cluster of the kubeconfig (read-only: GET requests only) and "
                         "reports the same findings as `kubegap-webhook scan --output json`, with a summary by "
@@ -377,7 +379,8 @@ std::optional<PromptText> McpCatalog::prompt(std::string_view name,
   }
   text +=
       "2. Group the findings by job (the object that owns them: a PyTorchJob, JobSet, TrainJob, Job, ...), most "
-      "findings first. Findings with outcome \"not evaluated\" or \"exempt\" are not gaps: mention them briefly.\n"
+      "findings first. Findings with outcome \"not-evaluated\", \"exempt\" or \"note\" are not gaps: mention them "
+      "briefly.\n"
       "3. For each gap, say in one sentence what it costs a training run, cite the first case (get_case gives "
       "the sources), and propose the fix as a patch to the manifest (a unified diff or a strategic-merge patch "
       "the user can review). Use the finding's `remedy`.\n"

@@ -134,6 +134,10 @@ void McpSession::handle(const RpcMessage& message) {
   }
   if (message.is_notification()) {
     if (message.method == "notifications/cancelled") cancel(message.params());
+    if (message.method == "notifications/roots/list_changed") {
+      std::lock_guard lock(mutex_);
+      client_roots_.reset();  // asked again at the next call that reads paths
+    }
     return;  // notifications/initialized, roots/list_changed, ...: nothing to answer
   }
   handle_request(message, version);
@@ -147,8 +151,8 @@ void McpSession::handle_request(const RpcMessage& message, const std::string& ve
   if (m == "server/discover") {
     return reply(message.id,
                  R"({"supportedVersions":)" + supported_versions() + R"(,"capabilities":)" + capabilities() +
-                     R"(,"instructions":)" + json_string(kInstructions) + R"(,"_meta":{")" + kServerInfoKey + R"(":)" +
-                     server_info() + "}}",
+                     R"(,"serverInfo":)" + server_info() + R"(,"instructions":)" + json_string(kInstructions) +
+                     R"(,"_meta":{")" + kServerInfoKey + R"(":)" + server_info() + "}}",
                  true, true);
   }
   if (m == "tools/list") return reply(message.id, catalog_.tools_list_json(), modern, true);
@@ -252,6 +256,7 @@ void McpSession::handle_response(const RpcMessage& message) {
 std::optional<std::vector<std::string>> McpSession::roots(bool modern, std::string& why) {
   if (modern || !client_has_roots_) return std::vector<std::string>{options_.working_directory};
   std::unique_lock lock(mutex_);
+  if (client_roots_) return client_roots_;  // until the client says its roots changed
   const std::string id = json_string("kubegap-roots-" + std::to_string(++next_request_));
   roots_requests_[id] = std::nullopt;
   lock.unlock();
@@ -261,8 +266,14 @@ std::optional<std::vector<std::string>> McpSession::roots(bool modern, std::stri
                                                  [&] { return roots_requests_[id].has_value() || stopping_; });
   std::optional<std::vector<std::string>> out = answered ? roots_requests_[id] : std::nullopt;
   roots_requests_.erase(id);
-  if (!out)
+  if (!out) {
     why = "the client did not answer roots/list within " + std::to_string(options_.roots_timeout.count()) + " s";
+  } else if (out->empty()) {
+    why = "the client's roots name no local directory";
+    out.reset();
+  } else {
+    client_roots_ = out;
+  }
   return out;
 }
 
@@ -314,8 +325,14 @@ void McpSession::run_call(const std::string& id, const std::string& tool, const 
   if (!roots_found) {
     result = ToolResult{true, why + ": cannot tell which paths may be read", {}};
   } else {
+    // The client's roots: relative paths are relative to the first (its workspace).
+    const bool client_roots =
+        !roots_found->empty() && (roots_found->size() != 1 || roots_found->front() != options_.working_directory);
     const ToolContext context{
-        options_.policy, [cancelled] { return cancelled->load(); }, *roots_found,
+        options_.policy,
+        [cancelled] { return cancelled->load(); },
+        *roots_found,
+        client_roots ? roots_found->front() : std::string(),
         [this](const std::string& c) { return find_endpoint(options_.kubeconfig, c.empty() ? options_.context : c); },
         options_.request_timeout};
     result = kubegap::call_tool(tool, arguments, context);

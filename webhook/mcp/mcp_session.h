@@ -98,6 +98,7 @@ class McpSession {
   std::vector<Call> calls_;
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> in_flight_;            // request id -> cancelled
   std::map<std::string, std::optional<std::vector<std::string>>> roots_requests_;  // our id -> answer
+  std::optional<std::vector<std::string>> client_roots_;  // the last answer, until list_changed
   unsigned long next_request_ = 0;
   bool stopping_ = false;
 };

@@ -40,7 +40,6 @@ std::vector<std::string> list_arg(const rapidjson::Value& arguments, const char*
   return out;
 }
 
-// compact: pretty JSON (the reports' form on a terminal) on one line, for a JSON-RPC line.
 rapidjson::Document parse(const std::string& json) {
   rapidjson::Document d;
   d.Parse(json.c_str(), json.size());
@@ -70,9 +69,30 @@ std::string count_line(const CheckReport& report) {
   return out;
 }
 
+// limit_arg: the `limit` argument (the inputSchema bounds it), 200 by default: an agent
+// reads the whole result, so a large report is cut and says what it left out.
+std::size_t limit_arg(const rapidjson::Value& arguments) {
+  const auto found = arguments.FindMember("limit");
+  return found != arguments.MemberEnd() && found->value.IsNumber() ? static_cast<std::size_t>(found->value.GetDouble())
+                                                                   : 200;
+}
+
+// cut_note: what the text says when the result is cut.
+std::string cut_note(const CheckReport& report, std::size_t limit) {
+  return report.objects.size() > limit ? "; the first " + std::to_string(limit) + " objects are listed (limit)" : "";
+}
+
+// resolved: `path` as the tool reads it: relative to the first of the client's roots when
+// the client has roots (its workspace), else as given (the server's working directory).
+std::string resolved(const std::string& path, const ToolContext& context) {
+  if (context.relative_to.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(context.relative_to) / path).string();
+}
+
 ToolResult check_manifests(const rapidjson::Value& arguments, const ToolContext& context) {
   const auto inline_text = arguments.FindMember("manifests");
-  std::vector<std::string> paths = list_arg(arguments, "paths");
+  std::vector<std::string> paths;
+  for (const auto& path : list_arg(arguments, "paths")) paths.push_back(resolved(path, context));
   if (inline_text == arguments.MemberEnd() && paths.empty()) {
     return failure("check_manifests needs `manifests` (YAML or JSON text) or `paths` (files or folders)");
   }
@@ -87,9 +107,14 @@ ToolResult check_manifests(const rapidjson::Value& arguments, const ToolContext&
     text.assign(inline_text->value.GetString(), inline_text->value.GetStringLength());
     paths.insert(paths.begin(), "-");
   }
-  const CheckReport report = check_paths(paths, context.policy, &text);
-  return ToolResult{false, "checked: " + count_line(report) + ". Each finding has its fix in `remedy`.",
-                    to_json(parse(render_json(report)))};
+  // Every file a folder holds is checked again: a symbolic link may lead out of the roots.
+  const CheckSource source{&text,
+                           [&](const std::string& file) { return outside_roots({file}, context.roots).empty(); }};
+  const CheckReport report = check_paths(paths, context.policy, source);
+  const std::size_t limit = limit_arg(arguments);
+  return ToolResult{
+      false, "checked: " + count_line(report) + cut_note(report, limit) + ". Each finding has its fix in `remedy`.",
+      render_json_compact(report, limit)};
 }
 
 std::string cluster_name(const KubeEndpoint& endpoint) {
@@ -140,19 +165,13 @@ ToolResult scan_tool(const rapidjson::Value& arguments, const ToolContext& conte
   ScanOptions options;
   options.namespace_name = string_arg(arguments, "namespace");
   options.kinds = list_arg(arguments, "kinds");
-  const auto limit_member = arguments.FindMember("limit");
-  const std::size_t limit = limit_member != arguments.MemberEnd() && limit_member->value.IsUint64()
-                                ? static_cast<std::size_t>(limit_member->value.GetUint64())
-                                : 200;
+  const std::size_t limit = limit_arg(arguments);
   ClusterScan result = scan(context, string_arg(arguments, "context"), std::move(options));
   if (!result.report) return failure(result.error);
   const CheckReport& report = *result.report;
-  std::string text = "scanned: " + count_line(report);
-  if (report.objects.size() > limit) {
-    text += "; the first " + std::to_string(limit) + " objects are listed (limit)";
-  }
+  std::string text = "scanned: " + count_line(report) + cut_note(report, limit);
   for (const auto& e : report.errors) text += "\nerror: " + e.text();
-  return ToolResult{false, text, scan_result_json(report, limit)};
+  return ToolResult{false, text, render_json_compact(report, limit)};
 }
 
 ToolResult explain_tool(const rapidjson::Value& arguments, const ToolContext& context) {
@@ -161,7 +180,7 @@ ToolResult explain_tool(const rapidjson::Value& arguments, const ToolContext& co
   CheckReport report;
   if (inline_text != arguments.MemberEnd()) {
     const std::string text(inline_text->value.GetString(), inline_text->value.GetStringLength());
-    report = check_paths({"-"}, context.policy, &text);
+    report = check_paths({"-"}, context.policy, CheckSource{&text, {}});
   } else if (!kind.empty() && !name.empty()) {
     ScanOptions options;
     options.namespace_name = string_arg(arguments, "namespace");
@@ -220,36 +239,8 @@ std::string outside_roots(const std::vector<std::string>& paths, const std::vect
   return {};
 }
 
-std::string scan_result_json(const CheckReport& report, std::size_t limit) {
-  rapidjson::Document d = parse(render_json(report));
-  auto& a = d.GetAllocator();
-  auto& objects = d["objects"];
-  std::size_t omitted = 0;
-  while (objects.Size() > limit) {
-    objects.PopBack();
-    ++omitted;
-  }
-  d.AddMember("omittedObjects", rapidjson::Value(static_cast<std::uint64_t>(omitted)), a);
-  rapidjson::Value by_check(rapidjson::kObjectType);
-  std::size_t with_findings = 0;
-  std::map<std::string, std::uint64_t> counts;
-  for (const auto& o : report.objects) {
-    bool any = false;
-    for (const auto& f : o.findings) {
-      if (f.outcome != Outcome::kFinding) continue;
-      ++counts[f.check];
-      any = true;
-    }
-    with_findings += any ? 1 : 0;
-  }
-  for (const auto& [check, n] : counts) by_check.AddMember(rapidjson::Value(check.c_str(), a), rapidjson::Value(n), a);
-  d["summary"].AddMember("objectsWithFindings", rapidjson::Value(static_cast<std::uint64_t>(with_findings)), a);
-  d["summary"].AddMember("byCheck", by_check, a);
-  return to_json(d);
-}
-
 std::string explain_result_json(const CheckReport& report, const std::string& text) {
-  const rapidjson::Document full = parse(render_json(report));
+  const rapidjson::Document full = parse(render_json_compact(report, report.objects.size()));
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   rapidjson::Value objects(rapidjson::kArrayType);

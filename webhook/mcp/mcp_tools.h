@@ -4,7 +4,7 @@
 // never throws: what goes wrong (no kubeconfig, an unreachable cluster, a path outside
 // the roots) is a result with is_error and a message that says what to do.
 //
-//   ToolContext context{policy, cancelled, roots, endpoint_for, std::chrono::seconds(120)};
+//   ToolContext context{policy, cancelled, roots, relative_to, endpoint_for, std::chrono::seconds(120)};
 //   ToolResult result = call_tool("check_manifests", arguments, context);
 
 #include <rapidjson/document.h>
@@ -28,6 +28,9 @@ struct ToolContext {
   // roots: absolute, normalised directories that paths must lie under (the client's roots,
   // or the server's working directory).
   std::vector<std::string> roots;
+  // relative_to: what relative paths are relative to: the first of the client's roots; empty
+  // when the client has none (the working directory, and paths are reported as given).
+  std::string relative_to;
   // endpoint: the API server of a kubeconfig context ("" for the current one); throws
   // ConfigError saying what is missing.
   std::function<KubeEndpoint(const std::string& context)> endpoint;
@@ -45,9 +48,6 @@ struct ToolResult {
 ToolResult call_tool(std::string_view name, const rapidjson::Value& arguments, const ToolContext& context);
 
 // The structured results, exposed for tests.
-// scan_result_json: `report` as scan --output json, cut to `limit` objects, with
-// omittedObjects, summary.byCheck and summary.objectsWithFindings.
-std::string scan_result_json(const CheckReport& report, std::size_t limit);
 // explain_result_json: each object's classes and provenance, the errors, and `text`.
 std::string explain_result_json(const CheckReport& report, const std::string& text);
 // outside_roots: the first of `paths` (resolved against the working directory) that is not

@@ -53,7 +53,7 @@ class SignalWatch {
     sigemptyset(&set_);
     sigaddset(&set_, SIGTERM);
     sigaddset(&set_, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    block_stop_signals();
     std::signal(SIGPIPE, SIG_IGN);  // a closed stdout is an EPIPE to handle, not death
     if (::pipe(pipe_) != 0) pipe_[0] = pipe_[1] = -1;
     thread_ = std::thread([this] {
@@ -133,6 +133,14 @@ class LineReader {
 };
 
 }  // namespace
+
+void block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
 int run_stdio_server(McpOptions options, int in_fd, int out_fd) {
   SignalWatch signals;

@@ -11,6 +11,11 @@
 
 namespace kubegap {
 
+// block_stop_signals: blocks SIGTERM and SIGINT in the calling thread and so in every
+// thread it starts afterwards (the log flusher among them): call it first thing, so the
+// signals reach the server's watcher instead of killing the process in another thread.
+void block_stop_signals();
+
 // run_stdio_server: serves `options` on stdin/stdout until EOF or a signal; the exit code.
 int run_stdio_server(McpOptions options, int in_fd = 0, int out_fd = 1);
 

@@ -447,24 +447,22 @@ CheckReport scan_cluster(const KubeEndpoint& endpoint, const ScanOptions& option
   std::optional<ScanResult> result;
   std::exception_ptr failure;
   net::steady_timer watchdog(strand);
+  // poll lives as long as the loop runs: the timer's handler refers to it.
+  std::function<void(boost::system::error_code)> poll = [&](boost::system::error_code ec) {
+    if (ec || result) return;
+    if (options.cancelled()) {  // a request in flight can take its whole timeout; a cancelled scan should not
+      ioc.stop();
+      return;
+    }
+    watchdog.expires_after(std::chrono::milliseconds(100));
+    watchdog.async_wait(poll);
+  };
   net::co_spawn(strand, scan_cluster(getter_of(client), options, policy), [&](std::exception_ptr e, ScanResult r) {
     failure = std::move(e);
     result = std::move(r);
     watchdog.cancel();
   });
-  if (options.cancelled) {
-    // A request in flight can take its whole timeout; a cancelled scan should not.
-    std::function<void(boost::system::error_code)> poll = [&](boost::system::error_code ec) {
-      if (ec || result) return;
-      if (options.cancelled()) {
-        ioc.stop();
-        return;
-      }
-      watchdog.expires_after(std::chrono::milliseconds(100));
-      watchdog.async_wait(poll);
-    };
-    poll({});
-  }
+  if (options.cancelled) poll({});
   ioc.run();
   if (failure) std::rethrow_exception(failure);
   if (!result) {  // abandoned mid-request

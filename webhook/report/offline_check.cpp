@@ -71,10 +71,10 @@ class InputReader {
   std::vector<std::string> notes;
   std::vector<std::string> files;  // every file and PATH in reading order
 
-  const std::string* stdin_text = nullptr;  // "-" reads this instead of stdin when set
+  CheckSource source;  // "-" and which files may be read (the MCP server's)
 
   void read_path(const std::string& path) {
-    if (path == "-" && stdin_text != nullptr) return read_text(*stdin_text, "<stdin>");
+    if (path == "-" && source.stdin_text != nullptr) return read_text(*source.stdin_text, "<stdin>");
     if (path == "-") {
       std::ostringstream text;
       text << std::cin.rdbuf();
@@ -110,6 +110,9 @@ class InputReader {
   }
 
   void read_file_path(const std::string& file) {
+    if (source.readable && !source.readable(file)) {
+      return problem(file, "not read: outside the directories this server may read (a symbolic link leaving them?)");
+    }
     std::string text;
     try {
       text = read_file(file);
@@ -278,9 +281,13 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
 
 }  // namespace
 
-CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy, const std::string* stdin_text) {
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy) {
+  return check_paths(paths, policy, CheckSource{});
+}
+
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy, const CheckSource& source) {
   InputReader reader;
-  reader.stdin_text = stdin_text;
+  reader.source = source;
   for (const auto& path : paths) reader.read_path(path);
   return check_read(reader, paths.size(), policy);
 }

@@ -6,6 +6,7 @@
 //   std::cout << render_text(report);
 //   for (const auto& e : report.errors) std::cerr << e.text() << "\n";   // then exit 2
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,10 +51,17 @@ struct CheckReport {
 // PodDisruptionBudgets and Nodes in the input form the cluster view. Kustomize and Helm
 // files (kustomization.yaml, Chart.yaml, values*.yaml, unrendered chart templates) are
 // skipped with a note. What cannot be read lands in `errors`, and everything else is
-// still checked. With `stdin_text`, "-" reads it instead of stdin (the MCP server's
-// inline manifests).
-CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy,
-                        const std::string* stdin_text = nullptr);
+// still checked.
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy);
+
+// CheckSource: how the MCP server reads: "-" is `stdin_text` (inline manifests), and a
+// file is read only when `readable` says so (under the client's roots, symbolic links
+// resolved); any other is an input error.
+struct CheckSource {
+  const std::string* stdin_text = nullptr;
+  std::function<bool(const std::string& file)> readable;
+};
+CheckReport check_paths(const std::vector<std::string>& paths, const Policy& policy, const CheckSource& source);
 
 // check_text: check_paths on one file's `text`, named `file` in the report (a Helm chart
 // template is not recognised: that needs the file's directory).

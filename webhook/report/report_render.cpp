@@ -4,7 +4,9 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -251,9 +253,37 @@ void write_json_finding(Writer& w, const F& f) {
   w.EndObject();
 }
 
-std::string render_json(const CheckReport& report) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+// write_cut_summary: the summary's members for a report that may be cut: how many objects
+// have findings, and the findings by check (of every object, shown or not).
+template <typename Writer>
+void write_cut_summary(Writer& w, const CheckReport& report) {
+  std::map<std::string, std::uint64_t> by_check;
+  std::uint64_t with_findings = 0;
+  for (const auto& o : report.objects) {
+    bool any = false;
+    for (const auto& f : o.findings) {
+      if (f.outcome != Outcome::kFinding) continue;
+      ++by_check[f.check];
+      any = true;
+    }
+    with_findings += any ? 1 : 0;
+  }
+  w.Key("objectsWithFindings");
+  w.Uint64(with_findings);
+  w.Key("byCheck");
+  w.StartObject();
+  for (const auto& [check, n] : by_check) {
+    w.Key(check.c_str());
+    w.Uint64(n);
+  }
+  w.EndObject();
+}
+
+// write_report_json: the JSON report, pretty or compact by the writer; the first `limit`
+// objects, and with `cut_summary` what the cut left out.
+template <typename Writer>
+void write_report_json(Writer& w, const CheckReport& report, std::size_t limit, bool cut_summary) {
+  const std::size_t shown = limit;
   w.StartObject();
   w.Key("apiVersion");
   write(w, "kubegap.io/v1alpha1");
@@ -264,6 +294,7 @@ std::string render_json(const CheckReport& report) {
   w.Key("objects");
   w.StartArray();
   for (const auto& o : report.objects) {
+    if (limit-- == 0) break;
     w.StartObject();
     write_origin(w, o);
     w.Key("namespace");
@@ -331,9 +362,27 @@ std::string render_json(const CheckReport& report) {
   w.Uint64(report.budgets);
   w.Key("nodes");
   w.Uint64(report.nodes);
+  if (cut_summary) write_cut_summary(w, report);
   w.EndObject();
+  if (cut_summary) {
+    w.Key("omittedObjects");
+    w.Uint64(report.objects.size() - std::min(report.objects.size(), shown));
+  }
   w.EndObject();
+}
+
+std::string render_json(const CheckReport& report) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  write_report_json(w, report, report.objects.size(), false);
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string render_json_compact(const CheckReport& report, std::size_t limit) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  write_report_json(w, report, limit, true);
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 std::string render_sarif(const CheckReport& report) {

@@ -19,6 +19,10 @@ struct TextOptions {
 
 std::string render_text(const CheckReport& report, const TextOptions& options = {});
 std::string render_json(const CheckReport& report);
+// render_json_compact: render_json on one line, for a program that reads it whole (the MCP
+// tools): the first `limit` objects, `omittedObjects` counting the rest, and in `summary`
+// `objectsWithFindings` and `byCheck` (findings by check), over every object.
+std::string render_json_compact(const CheckReport& report, std::size_t limit);
 // render_sarif: SARIF 2.1.0, one result per finding with its file and line.
 std::string render_sarif(const CheckReport& report);
 

@@ -214,6 +214,18 @@ TEST(LoadKubeconfig, ANamedContextOverridesTheCurrentOne) {
   }
 }
 
+TEST(LoadKubeconfig, ACredentialPluginIsNamedNotSentAnonymous) {
+  TempDir dir;
+  const std::string config = dir.write("config",
+                                       "apiVersion: v1\nkind: Config\ncurrent-context: eks\n"
+                                       "clusters: [{name: c, cluster: {server: 'https://eks.example.com'}}]\n"
+                                       "contexts: [{name: eks, context: {cluster: c, user: u}}]\n"
+                                       "users: [{name: u, user: {exec: {command: aws, apiVersion: "
+                                       "client.authentication.k8s.io/v1beta1}}}]\n");
+  const std::string message = load_error(config);
+  EXPECT_NE(message.find("user u authenticates with exec"), std::string::npos) << message;
+}
+
 TEST(LoadKubeconfig, CurrentContextPicksClusterAndUserAmongSeveral) {
   TempDir dir;
   dir.write("pki/staging-ca.pem", "STAGING CA PEM");

@@ -49,6 +49,8 @@ TEST(ParseRpcLine, EachBadLineGetsItsError) {
   EXPECT_EQ(error_code(R"({"jsonrpc":"2.0","id":1,"method":3})"), rpc_code::kInvalidRequest);
   EXPECT_EQ(error_code(R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})"), rpc_code::kInvalidRequest);
   EXPECT_EQ(error_code(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[1]})"), rpc_code::kInvalidRequest);
+  // Invalid UTF-8 would be echoed into an error and break stdout's JSON: a parse error.
+  EXPECT_EQ(error_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}"), rpc_code::kParseError);
   // The id is echoed when it could be read, so the client can match the error.
   EXPECT_EQ(parse_rpc_line(R"({"jsonrpc":"2.0","id":9,"method":""})").error->id, "9");
   EXPECT_EQ(parse_rpc_line("nope").error->id, "null");
@@ -87,6 +89,8 @@ TEST(CheckArguments, NamesTheFirstFieldThatIsWrong) {
   EXPECT_EQ(wrong(R"({"id":"a","limit":0})"), "limit | arguments.limit: must be at least 1");
   EXPECT_EQ(wrong(R"({"id":"a","limit":11})"), "limit | arguments.limit: must be at most 10");
   EXPECT_EQ(wrong(R"({"id":"a","limit":1.5})"), "limit | arguments.limit: must be integer, not a number");
+  EXPECT_EQ(wrong(R"({"id":"a","limit":10.0})"), "ok");  // JSON Schema: an integer may be written 10.0
+  EXPECT_EQ(wrong(R"({"id":"a","limit":0.0})"), "limit | arguments.limit: must be at least 1");
   EXPECT_EQ(wrong(R"({"id":"a","extra":true})"),
             "extra | arguments.extra: unknown argument (see the tool's inputSchema)");
   EXPECT_EQ(wrong(R"([])"), " | arguments: must be object, not an array");

@@ -215,8 +215,17 @@ TEST(McpSession, CheckManifestsAnswersWhatCheckReports) {
   EXPECT_FALSE(answer["result"]["isError"].GetBool());
   rapidjson::Document expected;
   const std::string job = kGpuJob;
-  expected.Parse(kubegap::render_json(kubegap::check_paths({"-"}, kubegap::default_policy(), &job)).c_str());
-  EXPECT_TRUE(answer["result"]["structuredContent"] == expected) << kubegap::to_json(answer["result"]);
+  expected.Parse(
+      kubegap::render_json(kubegap::check_paths({"-"}, kubegap::default_policy(), kubegap::CheckSource{&job, {}}))
+          .c_str());
+  // check --output json, plus what a cut report adds.
+  auto& got = answer["result"]["structuredContent"];
+  EXPECT_EQ(got["omittedObjects"].GetInt(), 0);
+  EXPECT_EQ(got["summary"]["objectsWithFindings"].GetInt(), 1);
+  got.RemoveMember("omittedObjects");
+  got["summary"].RemoveMember("objectsWithFindings");
+  got["summary"].RemoveMember("byCheck");
+  EXPECT_TRUE(got == expected) << kubegap::to_json(answer["result"]);
   EXPECT_EQ(str(expected["objects"][0]["file"]), "<stdin>");
   EXPECT_GT(expected["summary"]["findings"].GetInt(), 0);
 }
@@ -230,26 +239,42 @@ TEST(McpSession, PathsMustLieUnderTheClientsRoots) {
   client.send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
               R"("capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"1"}}})");
   client.next();
-  for (const auto& [id, path, allowed] : {std::tuple{"2", (dir / "inside" / "job.yaml").string(), true},
-                                          {"3", (dir / "outside.yaml").string(), false},
-                                          {"4", (dir / "inside" / ".." / "outside.yaml").string(), false}}) {
-    SCOPED_TRACE(path);
-    client.send(std::string(R"({"jsonrpc":"2.0","id":)") + id +
+  const auto call = [&](const std::string& id, const std::string& path) {
+    client.send(R"({"jsonrpc":"2.0","id":)" + id +
                 R"(,"method":"tools/call","params":{"name":"check_manifests","arguments":{"paths":[)" +
                 quoted_json(path) + "]}}}");
-    auto roots_request = client.next();  // the server asks the client for its roots first
-    ASSERT_EQ(str(roots_request["method"]), "roots/list");
-    client.send(R"({"jsonrpc":"2.0","id":)" + kubegap::to_json(roots_request["id"]) +
+  };
+  const auto answer_roots = [&] {
+    auto request = client.next();  // the server asks the client for its roots
+    ASSERT_EQ(str(request["method"]), "roots/list");
+    client.send(R"({"jsonrpc":"2.0","id":)" + kubegap::to_json(request["id"]) +
                 R"(,"result":{"roots":[{"uri":"file://)" + (dir / "inside").string() + R"(","name":"work"}]}})");
-    auto answer = client.next();
-    EXPECT_EQ(answer["result"]["isError"].GetBool(), !allowed) << kubegap::to_json(answer);
-    if (allowed) {
-      EXPECT_EQ(answer["result"]["structuredContent"]["summary"]["objects"].GetInt(), 1);
-    }
+  };
+  call("2", (dir / "inside" / "job.yaml").string());
+  answer_roots();
+  auto inside = client.next();
+  EXPECT_FALSE(inside["result"]["isError"].GetBool()) << kubegap::to_json(inside);
+  EXPECT_EQ(inside["result"]["structuredContent"]["summary"]["objects"].GetInt(), 1);
+  // The roots are kept until the client says they changed; relative paths are relative to the first.
+  call("3", "job.yaml");
+  auto relative = client.next();
+  EXPECT_FALSE(relative["result"]["isError"].GetBool()) << kubegap::to_json(relative);
+  for (const auto& outside : {(dir / "outside.yaml").string(), (dir / "inside" / ".." / "outside.yaml").string()}) {
+    call("4", outside);
+    auto refused = client.next();
+    EXPECT_TRUE(refused["result"]["isError"].GetBool()) << kubegap::to_json(refused);
   }
-  // A client that never answers roots/list: an error result, not a hang.
-  client.send(
-      R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"check_manifests","arguments":{"paths":["x"]}}})");
+  // A symbolic link inside a root that leads out of it: the file is not read.
+  std::filesystem::create_symlink(dir / "outside.yaml", dir / "inside" / "link.yaml");
+  call("5", (dir / "inside").string());
+  auto linked = client.next();
+  const auto& report = linked["result"]["structuredContent"];
+  EXPECT_EQ(report["summary"]["objects"].GetInt(), 1) << kubegap::to_json(linked);
+  ASSERT_EQ(report["errors"].Size(), 1u);
+  EXPECT_NE(str(report["errors"][0]["message"]).find("outside the directories"), std::string::npos);
+  // The roots changed, and the client does not answer any more: an error result, not a hang.
+  client.send(R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+  call("6", "job.yaml");
   EXPECT_EQ(str(client.next()["method"]), "roots/list");
   auto unanswered = client.next();
   EXPECT_TRUE(unanswered["result"]["isError"].GetBool());
@@ -275,7 +300,7 @@ TEST(McpSession, AClusterCallWithoutAKubeconfigIsAnErrorResult) {
       << kubegap::to_json(answer);
 }
 
-TEST(ScanResult, ACutResultSaysWhatItLeftOutAndCountsEverything) {
+TEST(RenderJsonCompact, ACutReportSaysWhatItLeftOutAndCountsEverything) {
   kubegap::CheckReport report;
   const auto finding = [](const char* check, kubegap::Outcome outcome) {
     kubegap::Finding f;
@@ -293,7 +318,7 @@ TEST(ScanResult, ACutResultSaysWhatItLeftOutAndCountsEverything) {
     report.objects.push_back(o);
   }
   rapidjson::Document d;
-  d.Parse(kubegap::scan_result_json(report, 2).c_str());
+  d.Parse(kubegap::render_json_compact(report, 2).c_str());
   EXPECT_EQ(d["objects"].Size(), 2u);
   EXPECT_EQ(d["omittedObjects"].GetInt(), 1);
   EXPECT_EQ(d["summary"]["objects"].GetInt(), 3);

@@ -143,7 +143,7 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
     if (!has_credentials && user && user[plugin]) {
       throw ConfigError(path + ": user " + user_name + " authenticates with " + plugin +
                         " (a credential plugin), which kubegap-webhook does not run: use a kubeconfig with a token "
-                        "or a client certificate (docs/mcp.md#rbac makes one for a service account)");
+                        "or a client certificate (docs/mcp.md#a-kubeconfig-for-the-agent makes one)");
     }
   }
   return out;

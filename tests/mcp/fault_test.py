@@ -57,6 +57,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mcp_testlib import write_kubeconfig  # noqa: E402
 
 PROTOCOL = "2025-06-18"
 CALL_TIMEOUT = 30.0       # a small request (the ASan build is slow)
@@ -470,27 +472,7 @@ class World:
         self.missing_kubeconfig = str(self.tmp / "no-such-dir" / "kubeconfig.yaml")
 
     def kubeconfig(self, name: str, port: int) -> str:
-        path = self.tmp / name
-        path.write_text(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: https://127.0.0.1:{port}
-    insecure-skip-tls-verify: true
-users:
-- name: test
-  user:
-    token: not-a-real-token
-contexts:
-- name: test
-  context:
-    cluster: test
-    user: test
-    namespace: default
-current-context: test
-""")
-        return str(path)
+        return write_kubeconfig(self.tmp / name, port)
 
     def jobs(self, min_bytes: int, prefix: str = "train") -> tuple[str, int]:
         """Job documents, each named apart, joined into one YAML stream of min_bytes or more."""

@@ -48,6 +48,8 @@ import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mcp_testlib import write_kubeconfig  # noqa: E402
 
 REQUIREMENTS = Path(__file__).resolve().parent / "requirements.txt"
 
@@ -218,27 +220,7 @@ class World:
         self.outside_manifest.write_text(Path(src, SINGLE, "job.yaml").read_text())
 
     def write_kubeconfig(self, name: str, port: int) -> str:
-        path = self.tmp / name
-        path.write_text(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: https://127.0.0.1:{port}
-    insecure-skip-tls-verify: true
-users:
-- name: test
-  user:
-    token: not-a-real-token
-contexts:
-- name: test
-  context:
-    cluster: test
-    user: test
-    namespace: default
-current-context: test
-""")
-        return str(path)
+        return write_kubeconfig(self.tmp / name, port)
 
     def cli(self, *args: str, stdin: str | None = None, codes: tuple[int, ...] = (0,)) -> str:
         """Runs BINARY ARGS in SOURCE_DIR; returns stdout; fails on another exit code."""

@@ -49,6 +49,20 @@ FlagSpec explain_flag() {
           false};
 }
 
+// kubeconfig_flag: --kubeconfig of the commands that read a cluster as a person's tool.
+FlagSpec kubeconfig_flag(const char* what) {
+  return {"--kubeconfig",
+          "",
+          "FILE",
+          "",
+          "in a pod, its service account; else $KUBECONFIG, then ~/.kube/config",
+          what,
+          "kubeconfig of the cluster",
+          V::kFile,
+          {},
+          false};
+}
+
 // serve_spec: the serve command and its flags (a data table).
 CommandSpec serve_spec() {
   CommandSpec c;
@@ -304,16 +318,7 @@ object whose controller was evaluated too (a workload's Pods, ReplicaSets, Jobs)
 reported under that controller only. Needs get/list on those kinds, PDBs and Nodes.
 )";
   c.flags = {
-      {"--kubeconfig",
-       "",
-       "FILE",
-       "",
-       "in a pod, its service account; else $KUBECONFIG, then ~/.kube/config",
-       "the API server and credentials",
-       "kubeconfig of the cluster",
-       V::kFile,
-       {},
-       false},
+      kubeconfig_flag("the API server and credentials"),
       {"--namespace", "-n", "NS", "", "every namespace", "one namespace", "one namespace", V::kAny, {}, false},
       policy_flag(),
       report_output_flag(),
@@ -432,16 +437,7 @@ case and the policy as resources, and the prompt audit-training-reliability. It 
 reads: the cluster with GET requests, files under the client's roots. Logs go to stderr.
 )";
   c.flags = {
-      {"--kubeconfig",
-       "",
-       "FILE",
-       "",
-       "in a pod, its service account; else $KUBECONFIG, then ~/.kube/config",
-       "the API server and credentials of scan_cluster and explain",
-       "kubeconfig of the cluster",
-       V::kFile,
-       {},
-       false},
+      kubeconfig_flag("the API server and credentials of scan_cluster and explain"),
       {"--context",
        "",
        "NAME",

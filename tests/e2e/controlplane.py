@@ -351,6 +351,13 @@ class ControlPlane:
 
     # --- the webhook -----------------------------------------------------------------
 
+    def add_zone_nodes(self, zones=("zone-a", "zone-b")):
+        """One Node per zone, gpu-0, gpu-1, ...: the multi-zone view zone-spread reads."""
+        for i, zone in enumerate(zones):
+            self.kubectl("apply", "-f", "-", input=json.dumps({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": f"gpu-{i}", "labels": {"topology.kubernetes.io/zone": zone}}}))
+
     def _make_webhook_certs(self):
         self.webhook_certs = os.path.join(self.dir, "webhook-certs")
         subprocess.run([os.path.join(self.source_dir, "certs", "gen-certs.sh"), "--out", self.webhook_certs],

@@ -79,10 +79,7 @@ def setUpModule():
     for ns in (NS, OTHER_NS):
         CP.kubectl("create", "namespace", ns)
     # The cluster view: two Nodes in two zones, a PDB for the "good" pods only.
-    for i, zone in enumerate(("zone-a", "zone-b")):
-        CP.kubectl("apply", "-f", "-", input=json.dumps({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": f"gpu-{i}", "labels": {"topology.kubernetes.io/zone": zone}}}))
+    CP.add_zone_nodes(("zone-a", "zone-b"))
     CP.kubectl("apply", "-n", NS, "-f", "-", input=json.dumps({
         "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "good"},
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "good-pod"}}}}))

@@ -182,16 +182,17 @@ ToolResult explain_tool(const rapidjson::Value& arguments, const ToolContext& co
     const std::string text(inline_text->value.GetString(), inline_text->value.GetStringLength());
     report = check_paths({"-"}, context.policy, CheckSource{&text, {}});
   } else if (!kind.empty() && !name.empty()) {
+    std::string ns = string_arg(arguments, "namespace");
+    if (ns.empty()) ns = "default";
     ScanOptions options;
-    options.namespace_name = string_arg(arguments, "namespace");
-    if (options.namespace_name.empty()) options.namespace_name = "default";
+    options.namespace_name = ns;
     options.kinds = {kind};
     ClusterScan result = scan(context, string_arg(arguments, "context"), std::move(options));
     if (!result.report) return failure(result.error);
     report = std::move(*result.report);
     std::erase_if(report.objects, [&](const CheckedObject& o) { return o.name != name; });
     if (report.objects.empty()) {
-      return failure("no " + kind + " named \"" + name + "\" in namespace \"" + options.namespace_name +
+      return failure("no " + kind + " named \"" + name + "\" in namespace \"" + ns +
                      "\" (or kubegap does not evaluate it: check the kind and the namespace)");
     }
   } else {

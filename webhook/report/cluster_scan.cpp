@@ -178,7 +178,7 @@ std::optional<ListPage> ScanAccumulator::add_page(const ScanResource& resource, 
     owners_.push_back(controller_uid(item));
     report_.objects.push_back({path, 0, api_version, resource.kind, evaluation.object.namespace_name,
                                evaluation.object.name, std::move(evaluation.findings), std::move(evaluation.parts),
-                               std::move(uid)});
+                               std::move(uid), std::move(evaluation.provenance)});
   });
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "policies/checks.h"
+#include "policies/tolerations.h"
 
 namespace kubegap {
 namespace {
@@ -17,41 +18,28 @@ namespace {
 constexpr std::string_view kNotReady = "node.kubernetes.io/not-ready";
 constexpr std::string_view kUnreachable = "node.kubernetes.io/unreachable";
 constexpr std::int64_t kForever = std::numeric_limits<std::int64_t>::max();
-// The API server's DefaultTolerationSeconds (--default-not-ready-toleration-seconds and
-// --default-unreachable-toleration-seconds default to 300).
-constexpr std::int64_t kDefaultSeconds = 300;
+constexpr std::int64_t kDefaultSeconds = kDefaultTolerationSeconds;
 
-bool is_blanket(const Toleration& t) {
-  return t.key.empty() && t.op == "Exists" && (t.effect.empty() || t.effect == "NoExecute");
+// Tolerations of every key (empty key, operator Exists): for every effect, the pod
+// tolerates every taint; for one effect, every taint of that effect (ToleratesTaint).
+bool is_every_key(const Toleration& t, std::string_view effect) {
+  return t.key.empty() && t.op == "Exists" && t.effect == effect;
 }
 
-// tolerates: whether `t` tolerates a taint with this key and an empty value
-// (k8s.io/api/core/v1/toleration.go, ToleratesTaint). Effect is checked by the caller.
-bool tolerates_key(const Toleration& t, std::string_view key) {
-  if (t.key.empty()) return t.op == "Exists";
-  if (t.key != key) return false;
-  return t.op == "Exists" || t.value.empty();
-}
-
-// TolerationTime: how long the pod stays on a node with a NoExecute taint of some key.
-// The taint manager uses the smallest tolerationSeconds among matching tolerations, and
-// forever when none sets one (pkg/controller/tainteviction, getMinTolerationTime). With
-// no matching toleration at all, the API server's DefaultTolerationSeconds plugin adds
-// 300 s to pods that are created, so that is what the pod will carry.
+// TolerationTime: how long the pod stays on a node with a NoExecute taint of some key
+// (eviction_delay, after the API server has added its default tolerations: a pod checked
+// offline reads as it will when it runs).
 struct TolerationTime {
   std::int64_t seconds = kDefaultSeconds;
   bool defaulted = true;
 };
 
 TolerationTime effective_time(const std::vector<Toleration>& tolerations, std::string_view key) {
-  TolerationTime out{kForever, false};
-  bool matched = false;
-  for (const auto& t : tolerations) {
-    if (!(t.effect.empty() || t.effect == "NoExecute") || !tolerates_key(t, key)) continue;
-    matched = true;
-    if (t.toleration_seconds) out.seconds = std::min(out.seconds, std::max<std::int64_t>(0, *t.toleration_seconds));
-  }
-  return matched ? out : TolerationTime{};
+  bool added = false;
+  const std::vector<Toleration> stored = with_default_tolerations(tolerations, &added);
+  const std::int64_t delay = eviction_delay(stored, {Taint{std::string(key), "", "NoExecute"}});
+  const bool from_default = added && eviction_delay(tolerations, {Taint{std::string(key), "", "NoExecute"}}) == 0;
+  return TolerationTime{delay == kNeverEvicted ? kForever : delay, from_default};
 }
 
 // is_default: 300 s is what the API server gives every pod that sets none, and a pod
@@ -119,17 +107,60 @@ std::optional<Problem> fault_taint_problem(const Toleration& t) {
                    "tolerates GPU-fault taint " + key + " (NoSchedule)", "remove the toleration for " + key};
   }
   if (t.effect.empty()) {
-    return Problem{"tolerates GPU-fault taint " + key + " for every effect: can land and stay on a quarantined node",
+    return Problem{"tolerates GPU-fault taint " + key +
+                       " for every effect: can be scheduled onto a quarantined node, and that taint never evicts it",
                    "tolerates GPU-fault taint " + key + " for every effect",
                    "remove the toleration for " + key + ", or make it NoExecute with tolerationSeconds"};
   }
   if (t.effect == "NoExecute" && !t.toleration_seconds) {
-    return Problem{
-        "tolerates GPU-fault taint " + key + " (NoExecute) with no time limit: never leaves a node whose GPU failed",
-        "tolerates GPU-fault taint " + key + " (NoExecute) with no time limit",
-        "set tolerationSeconds on the toleration for " + key + ", or remove it"};
+    // Only that taint: a drain, or another taint it does not tolerate, still evicts it.
+    return Problem{"tolerates GPU-fault taint " + key +
+                       " (NoExecute) with no time limit: that taint never evicts it from a node whose GPU failed",
+                   "tolerates GPU-fault taint " + key + " (NoExecute) with no time limit",
+                   "set tolerationSeconds on the toleration for " + key + ", or remove it"};
   }
   return std::nullopt;
+}
+
+// decides_untimed: the first toleration of `key`'s NoExecute taint is an untimed
+// toleration of every NoExecute taint (the taint-eviction controller uses the first).
+bool decides_untimed(const std::vector<Toleration>& tolerations, std::string_view key) {
+  const Taint taint{std::string(key), "", "NoExecute"};
+  const auto first = std::find_if(tolerations.begin(), tolerations.end(),
+                                  [&](const Toleration& t) { return tolerates_taint(t, taint); });
+  return first != tolerations.end() && is_every_key(*first, "NoExecute") && !first->toleration_seconds;
+}
+
+// every_key_problems: the node-health problems, and those of tolerations of every taint of
+// one effect. Their words are short: a warning keeps its fix within 256 runes.
+void every_key_problems(const std::vector<Toleration>& tolerations, std::int64_t bound, std::vector<Problem>& out) {
+  const std::string remedy = "name the taints it tolerates instead of the empty key";
+  const bool untimed_every_noexecute = std::any_of(tolerations.begin(), tolerations.end(), [](const Toleration& t) {
+    return is_every_key(t, "NoExecute") && !t.toleration_seconds;
+  });
+  if (decides_untimed(tolerations, kNotReady) && decides_untimed(tolerations, kUnreachable)) {
+    out.push_back(
+        {"tolerates every NoExecute taint (empty key, operator Exists), no time limit: never evicted from "
+         "an unresponsive or GPU-failed node",
+         "tolerates every NoExecute taint (empty key, operator Exists, effect NoExecute) with no time limit", remedy});
+  } else {
+    node_health_problems(tolerations, bound, out);
+    if (untimed_every_noexecute) {
+      out.push_back(
+          {"tolerates every NoExecute taint (empty key, operator Exists), no time limit: a GPU-fault "
+           "NoExecute taint never evicts it",
+           "tolerates every NoExecute taint (empty key, operator Exists, effect NoExecute) with no time "
+           "limit",
+           remedy});
+    }
+  }
+  if (std::any_of(tolerations.begin(), tolerations.end(),
+                  [](const Toleration& t) { return is_every_key(t, "NoSchedule"); })) {
+    out.push_back(
+        {"tolerates every NoSchedule taint (empty key, operator Exists): can be scheduled onto a node "
+         "quarantined for a GPU fault",
+         "tolerates every NoSchedule taint (empty key, operator Exists, effect NoSchedule)", remedy});
+  }
 }
 
 std::string join(const std::vector<Problem>& problems, std::string Problem::*field) {
@@ -144,14 +175,15 @@ std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const Ch
   if (!ctx.accelerator) return std::nullopt;
   std::vector<Problem> problems;
 
-  if (std::any_of(pod.tolerations.begin(), pod.tolerations.end(), is_blanket)) {
+  if (std::any_of(pod.tolerations.begin(), pod.tolerations.end(),
+                  [](const Toleration& t) { return is_every_key(t, ""); })) {
     problems.push_back(
         {"tolerates every taint (empty key, operator Exists): no health or GPU-fault taint keeps it "
          "off or moves it off a failed node",
          "tolerates every taint (empty key, operator Exists)",
          "replace the empty-key toleration with tolerations for the taints it needs"});
   } else {
-    node_health_problems(pod.tolerations, ctx.policy.health_toleration_seconds_bound, problems);
+    every_key_problems(pod.tolerations, ctx.policy.health_toleration_seconds_bound, problems);
     for (const auto& taint : ctx.policy.gpu_fault_taints) {
       // Health agents may put a value (an XID code, say) on these taints, so any
       // toleration naming the key counts, whatever its value.

@@ -154,6 +154,28 @@ class KubectlApply(unittest.TestCase):
         seconds = {t["key"]: t.get("tolerationSeconds") for t in pod["spec"]["tolerations"]}
         self.assertEqual(seconds.get("node.kubernetes.io/not-ready"), 300, "the API server added the default")
 
+    def test_5_an_empty_key_toleration_with_an_effect_tolerates_only_that_effect(self):
+        # Issue 29: {operator: Exists, effect: X} with no key tolerates every taint of effect X
+        # and no other (ToleratesTaint); the warning says which, and what follows from it.
+        ns = namespace("e2e-every-key")
+        cases = {
+            # First among the pod's tolerations, it decides not-ready and unreachable too.
+            "NoExecute": "tolerates every NoExecute taint (empty key, operator Exists), no time limit: never "
+                         "evicted from an unresponsive or GPU-failed node",
+            "NoSchedule": "tolerates every NoSchedule taint (empty key, operator Exists): can be scheduled onto a "
+                          "node quarantined for a GPU fault",
+        }
+        for effect, words in cases.items():
+            name = f"every-{effect.lower()}"
+            manifest = read_example("training-pod-good.yaml", **{"name: llm-pretrain-good": f"name: {name}"})
+            manifest = manifest.replace("  tolerations:\n", f"  tolerations:\n    - operator: Exists\n      effect: {effect}\n", 1)
+            r = CP.kubectl("apply", "-n", ns, "-f", "-", input=manifest)
+            found = warnings_of(r.stderr)
+            self.assertEqual(sorted(found), ["gpu-health-tolerations"], r.stderr)
+            self.assertIn(words, found["gpu-health-tolerations"])
+            self.assertNotIn("tolerates every taint", found["gpu-health-tolerations"])
+            self.assertIn("; fix: name the taints it tolerates instead of the empty key", found["gpu-health-tolerations"])
+
     def test_6_fails_open_when_the_webhook_is_down(self):
         ns = namespace("e2e-fail-open")
         self.assertEqual(CP.stop_webhook(), 0, "the webhook exits 0 on SIGTERM")

@@ -262,29 +262,82 @@ std::vector<Variable> zone_variables() {
 
 // --- gpu-health-tolerations ------------------------------------------------------------
 
+// add_gpu_fault_variables: per part, per GPU-fault taint key, the first toleration of it
+// that is a problem (gFaultTols), and its words (gFaults).
+void add_gpu_fault_variables(const Policy& policy, std::vector<Variable>& out) {
+  const std::string keys = list_of(policy.gpu_fault_taints);
+  out.push_back({"gFaultTols", "variables.gTols.map(ts, " + keys +
+                                   ".map(k, ts.filter(t, has(t.key) && t.key == k && "
+                                   "(!has(t.effect) || t.effect == '' || t.effect == 'NoSchedule' || (t.effect == "
+                                   "'NoExecute' && !has(t.tolerationSeconds))))))"});
+  const std::string t = "per[j][0]", k = keys + "[j]";
+  out.push_back(
+      {"gFaults",
+       "variables.gFaultTols.map(per, lists.range(size(per)).filter(j, size(per[j]) > 0).map(j, (has(" + t +
+           ".effect) && " + t + ".effect == 'NoSchedule') ? ['tolerates GPU-fault taint ' + " + k +
+           " + ' (NoSchedule): can land on a quarantined node', 'tolerates GPU-fault taint ' + " + k +
+           " + ' (NoSchedule)', 'remove the toleration for ' + " + k + "] : (!has(" + t + ".effect) || " + t +
+           ".effect == '') ? ['tolerates GPU-fault taint ' + " + k +
+           " + ' for every effect: can be scheduled onto a quarantined node, and that taint never evicts it', "
+           "'tolerates GPU-fault taint ' + " +
+           k + " + ' for every effect', 'remove the toleration for ' + " + k +
+           " + ', or make it NoExecute with tolerationSeconds'] : ['tolerates GPU-fault taint ' + " + k +
+           " + ' (NoExecute) with no time limit: that taint never evicts it from a node whose GPU failed', "
+           "'tolerates GPU-fault "
+           "taint ' + " +
+           k +
+           " + ' (NoExecute) with no time limit', 'set tolerationSeconds on the toleration "
+           "for ' + " +
+           k + " + ', or remove it']))"});
+}
+
 std::vector<Variable> gpu_variables(const Policy& policy) {
+  // The words of the problems of tolerations of every key (policies/gpu_health_tolerations.cpp).
+  const std::string kEveryNXReason =
+      "'tolerates every NoExecute taint (empty key, operator Exists, effect NoExecute) with no time limit'";
+  const std::string kEveryKeyFix = "name the taints it tolerates instead of the empty key";
   const std::string bound = std::to_string(policy.health_toleration_seconds_bound);
   const auto matching = [&](std::string_view key) {
     return "variables.gTols.map(ts, ts.filter(t, (!has(t.effect) || t.effect == '' || t.effect == 'NoExecute') && "
            "(((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && t.key == " +
            quote(key) + " && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value == '')))))";
   };
-  // Seconds on a node with the taint: -1 for no time limit; 300 when no toleration
-  // matches (the API server's DefaultTolerationSeconds adds it); the smallest otherwise.
-  const auto seconds = [&](const std::string& m) {
-    return "(size(" + m + ") == 0 ? 300 : !" + m + ".exists(t, has(t.tolerationSeconds)) ? -1 : " + m +
-           ".filter(t, has(t.tolerationSeconds)).map(t, t.tolerationSeconds < 0 ? 0 : int(t.tolerationSeconds))"
-           ".sort()[0])";
+  // Seconds on a node with the taint, as the taint-eviction controller counts them: the
+  // first toleration that tolerates it decides (GetMatchingTolerations): -1 for no time
+  // limit, 0 or less evicts at once. With none, 300 when the API server's
+  // DefaultTolerationSeconds plugin adds its own (no toleration of the key, or of every
+  // key, for NoExecute or every effect), else 0 (not tolerated: evicted at once).
+  const auto seconds = [&](const std::string& m, std::string_view key) {
+    return "(size(" + m + ") == 0 ? (variables.gTols[i].exists(t, ((has(t.key) && t.key == " + quote(key) +
+           ") || !has(t.key) || t.key == '') && (!has(t.effect) || t.effect == '' || t.effect == 'NoExecute')) ? 0 "
+           ": 300) : !has(" +
+           m + "[0].tolerationSeconds) ? -1 : " + m + "[0].tolerationSeconds < 0 ? 0 : int(" + m +
+           "[0].tolerationSeconds))";
   };
   std::vector<Variable> out;
   out.push_back({"gTols", "variables.specs.map(s, has(s.tolerations) ? s.tolerations : [])"});
   out.push_back({"gNotReady", matching("node.kubernetes.io/not-ready")});
   out.push_back({"gUnreachable", matching("node.kubernetes.io/unreachable")});
-  out.push_back({"gSec", "lists.range(size(variables.specs)).map(i, [" + seconds("variables.gNotReady[i]") + ", " +
-                             seconds("variables.gUnreachable[i]") + "])"});
-  out.push_back({"gBlanket",
-                 "variables.gTols.map(ts, ts.exists(t, (!has(t.key) || t.key == '') && has(t.operator) && "
-                 "t.operator == 'Exists' && (!has(t.effect) || t.effect == '' || t.effect == 'NoExecute')))"});
+  out.push_back({"gSec", "lists.range(size(variables.specs)).map(i, [" +
+                             seconds("variables.gNotReady[i]", "node.kubernetes.io/not-ready") + ", " +
+                             seconds("variables.gUnreachable[i]", "node.kubernetes.io/unreachable") + "])"});
+  // Tolerations of every key: for every effect (every taint), untimed NoExecute, NoSchedule.
+  const auto every_key = [](const std::string& effect_test) {
+    return "variables.gTols.map(ts, ts.exists(t, (!has(t.key) || t.key == '') && has(t.operator) && "
+           "t.operator == 'Exists' && " +
+           effect_test + "))";
+  };
+  out.push_back({"gBlanket", every_key("(!has(t.effect) || t.effect == '')")});
+  out.push_back({"gEveryNX", every_key("has(t.effect) && t.effect == 'NoExecute' && !has(t.tolerationSeconds)")});
+  out.push_back({"gEveryNS", every_key("has(t.effect) && t.effect == 'NoSchedule'")});
+  // The first toleration of both not-ready and unreachable is an untimed one of every
+  // NoExecute taint: it decides when the pod leaves an unresponsive node (never).
+  const auto decides = [](const std::string& m) {
+    return "(size(" + m + ") > 0 && (!has(" + m + "[0].key) || " + m + "[0].key == '') && has(" + m +
+           "[0].effect) && " + m + "[0].effect == 'NoExecute' && !has(" + m + "[0].tolerationSeconds))";
+  };
+  out.push_back({"gDecidesNX", "lists.range(size(variables.specs)).map(i, " + decides("variables.gNotReady[i]") +
+                                   " && " + decides("variables.gUnreachable[i]") + ")"});
   // unresponsive(sec, node, which, plural) as the webhook words it.
   const auto unresponsive = [&](const std::string& sec, const std::string& node, const std::string& which,
                                 bool plural) {
@@ -309,35 +362,25 @@ std::vector<Variable> gpu_variables(const Policy& policy) {
                       ", 'tolerates not-ready nodes ' + " + describe_time(nr) + ", '" + remedy + "']] : []) + (" +
                       slow(ur) + " ? [[" + unresponsive(ur, "an unreachable", "unreachable", false) +
                       ", 'tolerates unreachable nodes ' + " + describe_time(ur) + ", '" + remedy + "']] : []))"});
-  // Per part, per GPU-fault taint key: the first toleration of it that is a problem.
-  const std::string keys = list_of(policy.gpu_fault_taints);
-  out.push_back({"gFaultTols", "variables.gTols.map(ts, " + keys +
-                                   ".map(k, ts.filter(t, has(t.key) && t.key == k && "
-                                   "(!has(t.effect) || t.effect == '' || t.effect == 'NoSchedule' || (t.effect == "
-                                   "'NoExecute' && !has(t.tolerationSeconds))))))"});
-  const std::string t = "per[j][0]", k = keys + "[j]";
+  add_gpu_fault_variables(policy, out);
   out.push_back(
-      {"gFaults",
-       "variables.gFaultTols.map(per, lists.range(size(per)).filter(j, size(per[j]) > 0).map(j, (has(" + t +
-           ".effect) && " + t + ".effect == 'NoSchedule') ? ['tolerates GPU-fault taint ' + " + k +
-           " + ' (NoSchedule): can land on a quarantined node', 'tolerates GPU-fault taint ' + " + k +
-           " + ' (NoSchedule)', 'remove the toleration for ' + " + k + "] : (!has(" + t + ".effect) || " + t +
-           ".effect == '') ? ['tolerates GPU-fault taint ' + " + k +
-           " + ' for every effect: can land and stay on a quarantined node', 'tolerates GPU-fault taint ' + " + k +
-           " + ' for every effect', 'remove the toleration for ' + " + k +
-           " + ', or make it NoExecute with tolerationSeconds'] : ['tolerates GPU-fault taint ' + " + k +
-           " + ' (NoExecute) with no time limit: never leaves a node whose GPU failed', 'tolerates GPU-fault "
-           "taint ' + " +
-           k +
-           " + ' (NoExecute) with no time limit', 'set tolerationSeconds on the toleration "
-           "for ' + " +
-           k + " + ', or remove it']))"});
-  out.push_back({"gProblems",
-                 "lists.range(size(variables.specs)).map(i, !variables.evaluated[i] || !variables.accel[i] ? [] : "
-                 "variables.gBlanket[i] ? [['tolerates every taint (empty key, operator Exists): no health or "
-                 "GPU-fault taint keeps it off or moves it off a failed node', 'tolerates every taint (empty key, "
-                 "operator Exists)', 'replace the empty-key toleration with tolerations for the taints it needs']] : "
-                 "variables.gHealth[i] + variables.gFaults[i])"});
+      {"gProblems",
+       "lists.range(size(variables.specs)).map(i, !variables.evaluated[i] || !variables.accel[i] ? [] : "
+       "variables.gBlanket[i] ? [['tolerates every taint (empty key, operator Exists): no health or "
+       "GPU-fault taint keeps it off or moves it off a failed node', 'tolerates every taint (empty key, "
+       "operator Exists)', 'replace the empty-key toleration with tolerations for the taints it needs']] : "
+       "(variables.gDecidesNX[i] ? [['tolerates every NoExecute taint (empty key, operator Exists), no "
+       "time limit: never evicted from an unresponsive or GPU-failed node', " +
+           kEveryNXReason + ", '" + kEveryKeyFix +
+           "']] : variables.gHealth[i] + (variables.gEveryNX[i] ? [['tolerates every NoExecute "
+           "taint (empty key, operator Exists), no time limit: a GPU-fault NoExecute taint never evicts it', " +
+           kEveryNXReason + ", '" + kEveryKeyFix +
+           "']] : [])) + (variables.gEveryNS[i] ? [['tolerates every "
+           "NoSchedule taint (empty key, operator Exists): can be scheduled onto a node quarantined for a GPU "
+           "fault', 'tolerates every NoSchedule taint (empty key, operator Exists, effect NoSchedule)', '" +
+           kEveryKeyFix +
+           "']] : []) + "
+           "variables.gFaults[i])"});
   out.push_back({"gGap",
                  "variables.gProblems.map(ps, size(ps) == 0 ? ['', '', ''] : [ps.map(p, p[0]).join('; '), "
                  "ps.map(p, p[2]).join('; '), ps.map(p, p[1]).join('; ')])"});

@@ -145,21 +145,47 @@ std::string truncate_bytes(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, end)) + std::string(kEllipsis);
 }
 
-std::string format_warning(const Finding& finding) {
-  const std::string prefix = "kubegap/" + finding.check + ": ";
-  const std::string suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
+namespace {
+
+// WarningParts: a finding's warning before it is cut to 256 runes.
+struct WarningParts {
+  std::string prefix, body, fix, suffix;
+  bool fits() const {
+    return !fix.empty() &&
+           rune_count(prefix) + rune_count(body) + rune_count(fix) + rune_count(suffix) <= kMaxWarningRunes;
+  }
+};
+
+WarningParts warning_parts(const Finding& finding) {
+  WarningParts w;
+  w.prefix = "kubegap/" + finding.check + ": ";
+  w.suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
   std::string body = finding.message;
   if (!finding.parts.empty()) body = describe_parts(finding.parts) + ": " + body;
   // The prefix and suffix are check and case ids from our own tables; the body and the
   // remedy can carry what a user wrote (paths, names, taint keys), so they are sanitized.
-  body = sanitize_text(body);
-  const std::size_t fixed = rune_count(prefix) + rune_count(suffix);
-  if (!finding.remedy.empty()) {
-    const std::string fix = "; fix: " + sanitize_text(finding.remedy);
-    if (fixed + rune_count(body) + rune_count(fix) <= kMaxWarningRunes) return prefix + body + fix + suffix;
-  }
+  w.body = sanitize_text(body);
+  if (!finding.remedy.empty()) w.fix = "; fix: " + sanitize_text(finding.remedy);
+  return w;
+}
+
+}  // namespace
+
+std::string format_warning(const Finding& finding) {
+  const WarningParts w = warning_parts(finding);
+  if (w.fits()) return w.prefix + w.body + w.fix + w.suffix;
+  const std::size_t fixed = rune_count(w.prefix) + rune_count(w.suffix);
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
-  return prefix + truncate_runes(body, room) + suffix;
+  return w.prefix + truncate_runes(w.body, room) + w.suffix;
+}
+
+std::optional<std::string> format_fix_warning(const Finding& finding) {
+  const WarningParts w = warning_parts(finding);
+  if (w.fix.empty() || w.fits()) return std::nullopt;
+  // A fix reads on one line (kTargetWarningRunes): so the warnings of every check, two
+  // statements and their fixes each, stay inside the API server's 4096-rune budget.
+  const std::string prefix = w.prefix + "fix: ";
+  return prefix + truncate_runes(sanitize_text(finding.remedy), kTargetWarningRunes - rune_count(prefix));
 }
 
 std::string format_annotation(const Finding& finding) {

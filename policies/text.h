@@ -3,6 +3,7 @@
 // and audit annotation values. Pure string work, no JSON.
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,9 +40,14 @@ std::string truncate_bytes(std::string_view text, std::size_t max_bytes);
 
 // format_warning: "kubegap/<check>: <message>; fix: <remedy> (case <id>)", sanitized,
 // <= 256 runes. The case citation is kept whole; the fix is left out when it does not
-// fit whole (the audit annotation and `check` always carry it), and only then is the
-// message shortened.
+// fit whole (format_fix_warning then carries it), and only then is the message shortened.
 std::string format_warning(const Finding& finding);
+
+// format_fix_warning: "kubegap/<check>: fix: <remedy>" (<= 160 runes), the second warning
+// of a finding whose fix did not fit in format_warning's; nullopt when it did (or there is
+// none). The API server keeps 256 runes of each warning, so a workload that names its
+// parts still prints its fix on `kubectl apply`.
+std::optional<std::string> format_fix_warning(const Finding& finding);
 
 // format_annotation: the audit annotation value: "<reason>; fix: <remedy>; cases: a, b"
 // for a finding, "exempt: <reason>" or "not evaluated: <reason>" otherwise; at most

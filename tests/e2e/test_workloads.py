@@ -130,8 +130,21 @@ def tearDownModule():
 
 
 def apply(obj, *flags):
+    """kubectl apply: the result, {check: statement}, and [(check, statement)]. A fix that did
+    not fit beside its statement comes as the next warning, "kubegap/<check>: fix: ...": the
+    statements are returned with it joined on, so each carries its fix (issue 29)."""
     r = CP.kubectl("apply", "-n", NS, *flags, "-f", "-", input=json.dumps(obj))
-    return r, {}.__class__((m.group(1), m.group(2)) for m in WARNING.finditer(r.stderr)), WARNING.findall(r.stderr)
+    statements = []
+    for check, message in WARNING.findall(r.stderr):
+        if message.startswith("fix: "):
+            assert statements and statements[-1][0] == check and "; fix: " not in statements[-1][1], (
+                f"a fix warning with no statement before it: {message}\n{r.stderr}")
+            statements[-1] = (check, statements[-1][1] + " [" + message + "]")
+        else:
+            statements.append((check, message))
+    for check, message in statements:
+        assert "fix: " in message, f"kubectl apply printed a warning without its fix: {check}: {message}\n{r.stderr}"
+    return r, dict(statements), statements
 
 
 class WorkloadKinds(unittest.TestCase):
@@ -142,7 +155,7 @@ class WorkloadKinds(unittest.TestCase):
         for check in ("checkpoint-volume", "zone-spread", "gpu-health-tolerations"):
             self.assertIn(check, by_check, r.stderr)
         for check, message in all_warnings:
-            self.assertRegex(message, r"\(case [a-z0-9-]+\)$", f"cut or uncited: {message}")
+            self.assertRegex(message, r"\(case [a-z0-9-]+\)( \[fix: .*\])?$", f"cut or uncited: {message}")
         for part in parts:
             self.assertTrue(any(part in m for c, m in all_warnings if c == "gpu-health-tolerations"),
                             f"{key}: no warning names {part!r}:\n{r.stderr}")

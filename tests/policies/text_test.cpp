@@ -228,6 +228,22 @@ TEST(Text, AFixThatDoesNotFitWholeIsLeftOutAndTheMessageKept) {
   EXPECT_NE(format_warning(f).find("; fix: short (case"), std::string::npos) << "a fix that fits is kept";
 }
 
+TEST(Text, AFixThatDoesNotFitIsAWarningOfItsOwn) {
+  // Issue 29: `kubectl apply` prints every fix; the API server keeps 256 runes a warning.
+  Finding f = finding(std::string(180, 'm'));
+  f.remedy = "allow several zones\n(node affinity In)";
+  EXPECT_EQ(format_fix_warning(f), "kubegap/zone-spread: fix: allow several zones?(node affinity In)");
+  f.remedy = std::string(400, 'r');
+  const auto long_fix = format_fix_warning(f);
+  ASSERT_TRUE(long_fix.has_value());
+  EXPECT_EQ(rune_count(*long_fix), kTargetWarningRunes) << "one line, cut with ...";
+  EXPECT_TRUE(long_fix->ends_with("...")) << *long_fix;
+  f.remedy = "short";
+  EXPECT_EQ(format_fix_warning(f), std::nullopt) << "a fix that fits stays in the warning";
+  f.remedy.clear();
+  EXPECT_EQ(format_fix_warning(f), std::nullopt) << "no fix, no fix warning";
+}
+
 TEST(Text, AFixIsSanitizedLikeTheMessage) {
   Finding f = finding("m");
   f.remedy = "remove the toleration for evil\nkey";

@@ -473,6 +473,16 @@ std::vector<Variable> group_variables(const CheckCel& c, const CheckDefinition& 
                                      " + (size(" + body + ") <= " + std::to_string(room) + " ? " + body + " : " + body +
                                      ".substring(0, " + std::to_string(room - 3) + ") + '...') + " + quote(suffix) +
                                      ")"});
+  // As policies/text.cpp format_fix_warning: a fix that did not fit is a warning of its
+  // own, on one line (160 runes).
+  out.push_back({c.var + "Fits", "lists.range(size(" + v + "Heads)).map(k, size(" + full +
+                                     ") <= " + std::to_string(kMaxWarningRunes) + ")"});
+  const std::string fix_prefix = prefix + "fix: ";
+  const std::size_t fix_room = kTargetWarningRunes - fix_prefix.size();
+  const std::string fix = g + "[" + v + "Heads[k]][1]";
+  out.push_back({c.var + "FixText", "lists.range(size(" + v + "Heads)).map(k, " + quote(fix_prefix) + " + (size(" +
+                                        fix + ") <= " + std::to_string(fix_room) + " ? " + fix + " : " + fix +
+                                        ".substring(0, " + std::to_string(fix_room - 3) + ") + '...'))"});
   return out;
 }
 

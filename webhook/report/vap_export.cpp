@@ -111,7 +111,8 @@ Value variables_of(const WorkloadKind& row, const Policy& policy, const std::vec
   return vars;
 }
 
-// add_validations: per check, kGroups validations (one warning each) and its annotation.
+// add_validations: per check, kGroups validations (one warning each), each with one for
+// its fix when the fix did not fit in the warning, and its annotation.
 void add_validations(const std::vector<CheckCel>& wanted, Value& spec, Doc::AllocatorType& a) {
   Value validations(rapidjson::kArrayType), annotations(rapidjson::kArrayType);
   for (const auto& c : wanted) {
@@ -125,6 +126,16 @@ void add_validations(const std::vector<CheckCel>& wanted, Value& spec, Doc::Allo
       validation.AddMember("messageExpression", str("variables." + c.var + "Text[" + std::to_string(k) + "]", a), a);
       validation.AddMember("reason", "Invalid", a);
       validations.PushBack(validation, a);
+      // Its fix, when it did not fit in the warning (as the webhook's second warning).
+      Value fix(rapidjson::kObjectType);
+      fix.AddMember("expression",
+                    str(quote(c.id) + " in variables.exempt || size(variables." + c.var + "Heads) <= " +
+                            std::to_string(k) + " || variables." + c.var + "Fits[" + std::to_string(k) + "]",
+                        a),
+                    a);
+      fix.AddMember("messageExpression", str("variables." + c.var + "FixText[" + std::to_string(k) + "]", a), a);
+      fix.AddMember("reason", "Invalid", a);
+      validations.PushBack(fix, a);
     }
     Value annotation(rapidjson::kObjectType);
     annotation.AddMember("key", str(c.id, a), a);

@@ -496,7 +496,15 @@ TEST(ReviewHandler, WarningsFromHostileMountPathsAreShortCleanUtf8) {
   const ReviewResult result = harness.handle(body);
   expect_valid_answer(body, result);
   const auto doc = parse_json(result.body);
-  const auto warnings = warnings_of(doc);
+  std::vector<std::string> warnings;
+  for (const auto& w : warnings_of(doc)) {
+    // A fix that does not fit beside the statement is a warning of its own.
+    if (w.find(": fix: ") != std::string::npos && w.rfind(" (case ") == std::string::npos) {
+      EXPECT_LE(scan_utf8(w).runes, 256u) << w;
+      continue;
+    }
+    warnings.push_back(w);
+  }
   ASSERT_EQ(warnings.size(), 3u);
   // Long messages are cut with "..." but keep the case citation whole.
   for (const auto& w : warnings) {

@@ -44,13 +44,18 @@ std::int64_t eviction_delay(const std::vector<Toleration>& tolerations, const st
   }
   if (used.empty()) return kNeverEvicted;
   // getMinTolerationTime: the smallest time set; 0 or less evicts at once; none set: never.
-  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  std::optional<std::int64_t> least;
   for (const Toleration* t : used) {
     if (!t->toleration_seconds) continue;
     if (*t->toleration_seconds <= 0) return 0;
-    least = std::min(least, *t->toleration_seconds);
+    least = std::min(least.value_or(*t->toleration_seconds), *t->toleration_seconds);
   }
-  return least == std::numeric_limits<std::int64_t>::max() ? kNeverEvicted : least;
+  if (!least) return kNeverEvicted;
+  // It returns time.Duration(seconds) * time.Second, which wraps past 2^63 ns (about 292
+  // years; the API sets no upper bound): negative then means never, as any negative does.
+  const auto nanoseconds = static_cast<std::int64_t>(static_cast<std::uint64_t>(*least) * 1'000'000'000ULL);
+  if (nanoseconds < 0) return kNeverEvicted;
+  return nanoseconds / 1'000'000'000 + (nanoseconds % 1'000'000'000 != 0 ? 1 : 0);  // whole seconds, rounded up
 }
 
 std::vector<Toleration> with_default_tolerations(std::vector<Toleration> tolerations, bool* added) {

@@ -2,53 +2,97 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <utility>
 
 namespace kubegap {
 namespace {
 
 using rapidjson::Value;
 
-// is_zero_quantity: "0", "0m", "0.0Gi", 0 — a resource named with a zero quantity does
-// not make the container an accelerator user.
+// parse_quantity: resource.ParseQuantity's verdict on `text` (k8s.io/apimachinery
+// pkg/api/resource/quantity.go, v0.36, parseQuantityString and ParseQuantity): a sign,
+// digits, a fraction, then a suffix: binary (Ki..Ei), decimal (n, u, m, "", k, M..E) or
+// an exponent (e3, E-2; the exponent wraps to 32 bits as there). Digits may be absent
+// ("Ki", "+", ".": zero) when ParseQuantity takes its fast path; its slow path (a scale
+// below nano, a binary fraction, more than 18 digits) needs one. The differential oracle
+// (tests/oracle) holds this to the upstream function.
+QuantityText parse_quantity(std::string_view text) {
+  if (text.empty()) return {};
+  std::size_t i = (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  while (i < text.size() && text[i] == '0') ++i;  // leading zeros are not digits of the number
+  const auto digits = [&] {
+    const std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return text.substr(start, i - start);
+  };
+  const std::string_view num = digits();
+  std::string_view denom;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    denom = digits();
+  }
+  const bool has_digit = text.find_first_of("0123456789") < i;
+  const bool zero = (std::string(num) + std::string(denom)).find_first_not_of('0') == std::string::npos;
+  std::string_view suffix = text.substr(i);
+  // The suffix: letters of "eEinumkKMGTP", then an optional sign and digits, nothing else.
+  std::size_t j = 0;
+  while (j < suffix.size() && std::string_view("eEinumkKMGTP").find(suffix[j]) != std::string_view::npos) ++j;
+  if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) ++j;
+  while (j < suffix.size() && suffix[j] >= '0' && suffix[j] <= '9') ++j;
+  if (j != suffix.size()) return {};
+  std::int32_t exponent = 0;
+  bool binary = false;
+  static constexpr std::pair<std::string_view, std::int32_t> kDecimal[] = {
+      {"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3}, {"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}};
+  static constexpr std::pair<std::string_view, std::int32_t> kBinary[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
+                                                                          {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
+  const auto find = [&](const auto& table) {
+    for (const auto& [name, value] : table) {
+      if (suffix == name) {
+        exponent = value;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (find(kBinary)) {
+    binary = true;
+  } else if (!find(kDecimal)) {
+    // An exponent: "e" or "E", then an int64 (strconv.ParseInt), kept as its low 32 bits.
+    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return {};
+    std::int64_t value = 0;
+    const std::string_view number = suffix.substr(suffix[1] == '+' ? 2 : 1);
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (error != std::errc() || end != number.data() + number.size() || number.empty()) return {};
+    exponent = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(value)));
+  }
+  const auto figures = static_cast<std::int64_t>(num.size() + denom.size());
+  bool fast = false;
+  if (binary) {
+    fast = denom.empty() && 15 - static_cast<std::int64_t>(num.size()) - exponent * 3 / 10 - 1 >= 0;
+  } else {
+    fast = 18 - figures >= 0 && static_cast<std::int64_t>(exponent) - static_cast<std::int64_t>(denom.size()) >= -9;
+  }
+  if (!fast && !has_digit) return {};  // the slow path parses the number, which has none
+  return {true, zero};
+}
+
+// is_zero_quantity: a zero quantity written as a string or as a number (0).
 bool is_zero_quantity(const Value& quantity) {
   if (quantity.IsNumber()) return quantity.GetDouble() == 0.0;
   if (!quantity.IsString()) return false;
-  const std::string_view text(quantity.GetString(), quantity.GetStringLength());
-  std::size_t i = 0;
-  bool digit = false;
-  for (; i < text.size() && (text[i] == '0' || text[i] == '.' || text[i] == '+'); ++i) {
-    digit = digit || text[i] == '0';
-  }
-  return digit && (i == text.size() || !(text[i] >= '1' && text[i] <= '9'));
+  return parse_quantity(std::string_view(quantity.GetString(), quantity.GetStringLength())).zero;
 }
+
+// is_quantity: ParseQuantity accepts it. Anything else in a manifest ("$GPU_PER_NODE",
+// "{{ .Values.gpus }}") is an unrendered template, not a request.
+bool is_quantity(std::string_view text) { return parse_quantity(text).valid; }
 
 void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
                            std::vector<std::string>& out) {
-  // is_quantity: the syntax of a Kubernetes resource.Quantity (apimachinery's
-  // pkg/api/resource/quantity.go): a signed decimal number, then a binary suffix (Ki..Ei),
-  // a decimal suffix (m, k, M..E) or an exponent (e3, E-2). Anything else in a manifest
-  // ("$GPU_PER_NODE", "{{ .Values.gpus }}") is an unrendered template, not a request.
-  const auto is_quantity = [](std::string_view text) {
-    std::size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
-    const auto digits = [&] {
-      const std::size_t start = i;
-      while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-      return i - start;
-    };
-    std::size_t count = digits();
-    if (i < text.size() && text[i] == '.') {
-      ++i;
-      count += digits();
-    }
-    if (count == 0) return false;
-    const std::string_view suffix = text.substr(i);
-    for (std::string_view known : {"", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}) {
-      if (suffix == known) return true;
-    }
-    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return false;
-    i += (suffix[1] == '+' || suffix[1] == '-') ? 2 : 1;
-    return digits() > 0 && i == text.size();
-  };
   if (reader.object(resources, path) == nullptr) return;
   for (const char* section : {"requests", "limits"}) {
     const JsonPath section_path{&path, section};
@@ -267,6 +311,8 @@ std::vector<T> decode_list(JsonReader& reader, const Value* list, const JsonPath
 }
 
 }  // namespace
+
+QuantityText read_quantity_text(std::string_view text) { return parse_quantity(text); }
 
 PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const JsonPath& path) {
   PodSpecView pod;

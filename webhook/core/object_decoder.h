@@ -34,6 +34,17 @@ inline bool is_resource_claim(std::string_view api_version, std::string_view kin
   return api_version.starts_with("resource.k8s.io/") && (kind == "ResourceClaim" || kind == "ResourceClaimTemplate");
 }
 
+// QuantityText: how the decoder reads a resource quantity written as a string: `valid`
+// when it has a resource.Quantity's syntax (otherwise the object is an input error, "not
+// a quantity"), `zero` when it requests nothing. The decoder takes "" (absent) and
+// placeholders such as $GPUS (requested) before it. The differential oracle
+// (tests/oracle) holds it to resource.ParseQuantity.
+struct QuantityText {
+  bool valid = false;
+  bool zero = false;
+};
+QuantityText read_quantity_text(std::string_view text);
+
 NodeInfo decode_node(JsonReader& reader, const rapidjson::Value& object, const JsonPath& path);
 
 }  // namespace kubegap

@@ -415,10 +415,26 @@ TEST(ResourceQuantities, KubernetesQuantitySyntaxIsARequest) {
 
 TEST(ResourceQuantities, AnythingElseIsNotAQuantity) {
   for (const char* quantity :
-       {"\"{{ .Values.gpus }}\"", "eight", "1.2.3", "1e", "Gi", "\"1 Gi\"", "1KiB", "1gi", "1e3.5", "\".\"", "\"-\"",
-        "0x10", "\"$\"", "\"${}\"", "\"$1GPU\"", "\"${A B}\"", "\"$GPUS-1\""}) {
+       {"\"{{ .Values.gpus }}\"", "eight", "1.2.3", "1e", "\"1 Gi\"", "1KiB", "1gi", "1e3.5", "0x10", "\"$\"",
+        "\"${}\"", "\"$1GPU\"", "\"${A B}\"", "\"$GPUS-1\"", "\"e-10\"", "\"1e+\""}) {
     const auto evaluation = pod_with_gpu(quantity);
     EXPECT_EQ(evaluation.error, "Pod.spec.containers[0].resources.limits.nvidia.com/gpu: not a quantity") << quantity;
+  }
+}
+
+// Issue 29, found by the differential oracle (tests/oracle) against resource.ParseQuantity:
+// Kubernetes accepts these, so they are no input error; the sign does not make zero
+// non-zero, and a number without digits is zero.
+TEST(ResourceQuantities, WhatParseQuantityAcceptsIsAQuantity) {
+  for (const char* zero : {"Gi", "\".\"", "\"-\"", "\"+\"", "\"-0\"", "\"-0.0Gi\"", "\"-.0m\"", "\"0n\"", "\"e3\""}) {
+    const auto evaluation = pod_with_gpu(zero);
+    EXPECT_EQ(evaluation.error, "") << zero;
+    EXPECT_FALSE(requests_an_accelerator(evaluation)) << zero << " is zero";
+  }
+  for (const char* some : {"\"1n\"", "\"500u\"", "\"1e-3\"", "\".5\""}) {
+    const auto evaluation = pod_with_gpu(some);
+    EXPECT_EQ(evaluation.error, "") << some;
+    EXPECT_TRUE(requests_an_accelerator(evaluation)) << some << " is more than zero";
   }
 }
 

@@ -293,9 +293,9 @@ void add_gpu_fault_variables(const Policy& policy, std::vector<Variable>& out) {
 
 std::vector<Variable> gpu_variables(const Policy& policy) {
   // The words of the problems of tolerations of every key (policies/gpu_health_tolerations.cpp).
-  const std::string kEveryNXReason =
+  const std::string every_nx_reason =
       "'tolerates every NoExecute taint (empty key, operator Exists, effect NoExecute) with no time limit'";
-  const std::string kEveryKeyFix = "name the taints it tolerates instead of the empty key";
+  const std::string every_key_fix = "name the taints it tolerates instead of the empty key";
   const std::string bound = std::to_string(policy.health_toleration_seconds_bound);
   const auto matching = [&](std::string_view key) {
     return "variables.gTols.map(ts, ts.filter(t, (!has(t.effect) || t.effect == '' || t.effect == 'NoExecute') && "
@@ -371,14 +371,14 @@ std::vector<Variable> gpu_variables(const Policy& policy) {
        "operator Exists)', 'replace the empty-key toleration with tolerations for the taints it needs']] : "
        "(variables.gDecidesNX[i] ? [['tolerates every NoExecute taint (empty key, operator Exists), no "
        "time limit: never evicted from an unresponsive or GPU-failed node', " +
-           kEveryNXReason + ", '" + kEveryKeyFix +
+           every_nx_reason + ", '" + every_key_fix +
            "']] : variables.gHealth[i] + (variables.gEveryNX[i] ? [['tolerates every NoExecute "
            "taint (empty key, operator Exists), no time limit: a GPU-fault NoExecute taint never evicts it', " +
-           kEveryNXReason + ", '" + kEveryKeyFix +
+           every_nx_reason + ", '" + every_key_fix +
            "']] : [])) + (variables.gEveryNS[i] ? [['tolerates every "
            "NoSchedule taint (empty key, operator Exists): can be scheduled onto a node quarantined for a GPU "
            "fault', 'tolerates every NoSchedule taint (empty key, operator Exists, effect NoSchedule)', '" +
-           kEveryKeyFix +
+           every_key_fix +
            "']] : []) + "
            "variables.gFaults[i])"});
   out.push_back({"gGap",

@@ -35,11 +35,11 @@ struct TolerationTime {
 };
 
 TolerationTime effective_time(const std::vector<Toleration>& tolerations, std::string_view key) {
-  bool added = false;
-  const std::vector<Toleration> stored = with_default_tolerations(tolerations, &added);
-  const std::int64_t delay = eviction_delay(stored, {Taint{std::string(key), "", "NoExecute"}});
-  const bool from_default = added && eviction_delay(tolerations, {Taint{std::string(key), "", "NoExecute"}}) == 0;
-  return TolerationTime{delay == kNeverEvicted ? kForever : delay, from_default};
+  // When the plugin adds its default, no toleration of the pod tolerates the taint (its
+  // condition is wider than ToleratesTaint's), so the default, last, decides: 300 s.
+  if (adds_default_for(tolerations, key)) return TolerationTime{};
+  const std::int64_t delay = eviction_delay(tolerations, {Taint{std::string(key), "", "NoExecute"}});
+  return TolerationTime{delay == kNeverEvicted ? kForever : delay, false};
 }
 
 // is_default: 300 s is what the API server gives every pod that sets none, and a pod

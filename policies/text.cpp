@@ -171,21 +171,33 @@ WarningParts warning_parts(const Finding& finding) {
 
 }  // namespace
 
-std::string format_warning(const Finding& finding) {
+void append_warnings(const Finding& finding, std::vector<std::string>& out) {
   const WarningParts w = warning_parts(finding);
-  if (w.fits()) return w.prefix + w.body + w.fix + w.suffix;
+  if (w.fits()) {
+    out.push_back(w.prefix + w.body + w.fix + w.suffix);
+    return;
+  }
   const std::size_t fixed = rune_count(w.prefix) + rune_count(w.suffix);
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
-  return w.prefix + truncate_runes(w.body, room) + w.suffix;
-}
-
-std::optional<std::string> format_fix_warning(const Finding& finding) {
-  const WarningParts w = warning_parts(finding);
-  if (w.fix.empty() || w.fits()) return std::nullopt;
+  out.push_back(w.prefix + truncate_runes(w.body, room) + w.suffix);
+  if (w.fix.empty()) return;
   // A fix reads on one line (kTargetWarningRunes): so the warnings of every check, two
   // statements and their fixes each, stay inside the API server's 4096-rune budget.
   const std::string prefix = w.prefix + "fix: ";
-  return prefix + truncate_runes(sanitize_text(finding.remedy), kTargetWarningRunes - rune_count(prefix));
+  out.push_back(prefix + truncate_runes(w.fix.substr(std::string_view("; fix: ").size()),
+                                        kTargetWarningRunes - rune_count(prefix)));
+}
+
+std::string format_warning(const Finding& finding) {
+  std::vector<std::string> out;
+  append_warnings(finding, out);
+  return out.front();
+}
+
+std::optional<std::string> format_fix_warning(const Finding& finding) {
+  std::vector<std::string> out;
+  append_warnings(finding, out);
+  return out.size() > 1 ? std::optional(out[1]) : std::nullopt;
 }
 
 std::string format_annotation(const Finding& finding) {

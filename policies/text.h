@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policies/finding.h"
 
@@ -42,6 +43,10 @@ std::string truncate_bytes(std::string_view text, std::size_t max_bytes);
 // <= 256 runes. The case citation is kept whole; the fix is left out when it does not
 // fit whole (format_fix_warning then carries it), and only then is the message shortened.
 std::string format_warning(const Finding& finding);
+
+// append_warnings: a finding's warnings, as the webhook sends them: format_warning's, then
+// format_fix_warning's when there is one (each built once).
+void append_warnings(const Finding& finding, std::vector<std::string>& out);
 
 // format_fix_warning: "kubegap/<check>: fix: <remedy>" (<= 160 runes), the second warning
 // of a finding whose fix did not fit in format_warning's; nullopt when it did (or there is

@@ -58,16 +58,19 @@ std::int64_t eviction_delay(const std::vector<Toleration>& tolerations, const st
   return nanoseconds / 1'000'000'000 + (nanoseconds % 1'000'000'000 != 0 ? 1 : 0);  // whole seconds, rounded up
 }
 
+bool adds_default_for(const std::vector<Toleration>& tolerations, std::string_view key) {
+  // The plugin looks at key and effect only (plugin/pkg/admission/defaulttolerationseconds):
+  // a toleration of the key, or of every key, for NoExecute or every effect, whatever its
+  // operator and value, means no default.
+  return std::none_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
+    return (t.key == key || t.key.empty()) && (t.effect == "NoExecute" || t.effect.empty());
+  });
+}
+
 std::vector<Toleration> with_default_tolerations(std::vector<Toleration> tolerations, bool* added) {
   if (added != nullptr) *added = false;
   for (const std::string key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
-    // The plugin looks at key and effect only (plugin/pkg/admission/defaulttolerationseconds):
-    // a toleration of the key, or of every key, for NoExecute or every effect, whatever
-    // its operator and value.
-    const bool has_one = std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
-      return (t.key == key || t.key.empty()) && (t.effect == "NoExecute" || t.effect.empty());
-    });
-    if (has_one) continue;
+    if (!adds_default_for(tolerations, key)) continue;
     tolerations.push_back(Toleration{key, "Exists", "", "NoExecute", kDefaultTolerationSeconds});
     if (added != nullptr) *added = true;
   }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "policies/pod_view.h"
@@ -50,5 +51,9 @@ inline constexpr std::int64_t kDefaultTolerationSeconds = 300;
 // effect NoExecute or every effect, gets {key, Exists, NoExecute, 300 s} added for it. `added`, when given, says
 // whether any was.
 std::vector<Toleration> with_default_tolerations(std::vector<Toleration> tolerations, bool* added = nullptr);
+
+// adds_default_for: whether the DefaultTolerationSeconds plugin adds its toleration of
+// `key` to a pod with `tolerations` (with_default_tolerations, for one key, with no copy).
+bool adds_default_for(const std::vector<Toleration>& tolerations, std::string_view key);
 
 }  // namespace kubegap

@@ -48,9 +48,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from controlplane import ADMIN_TOKEN, WEBHOOK_RULES, ControlPlane, log, wait_for  # noqa: E402
-from test_scan import bare_pod, owned_pod  # noqa: E402
+from test_scan import apply_scan_objects  # noqa: E402
 from test_trainer import runtime, trainjob  # noqa: E402
-from test_workloads import CRDS, batch_job, crd, jobset, pytorchjob  # noqa: E402
+from test_workloads import CRDS, crd  # noqa: E402
 
 BIN_DIR, WEBHOOK, SOURCE = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
 CP = None
@@ -433,14 +433,7 @@ def setUpModule():
                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "good-pod"}}}})
         # What runs: test_scan's objects, and a TrainJob on a runtime that checkpoints to
         # emptyDir (judged through the runtime: the runtimes must be listable).
-        job = apply(pytorchjob("torch-gaps", good=False))
-        for i in range(2):
-            apply(owned_pod(f"torch-gaps-worker-{i}", job, good=False))
-        apply(jobset("jobset-good", good=True))
-        apply(batch_job("batch-gaps", good=False))
-        apply(bare_pod("bare-gaps", good=False))
-        apply(bare_pod("good-pod", good=True))
-        apply(bare_pod("elsewhere", good=False), OTHER_NS)
+        apply_scan_objects(apply, OTHER_NS)
         CP.kubectl("apply", "-f", "-", input=json.dumps(runtime("torch-emptydir", "ckpt")))
         apply(trainjob("train-gaps", "torch-emptydir"))
         # The user: bound by the shipped file only (the role and its example binding).

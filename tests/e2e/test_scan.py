@@ -69,6 +69,19 @@ def by_object(report):
     return out
 
 
+def apply_scan_objects(apply_one, other_ns):
+    """What runs in the scanned cluster (also test_mcp's): a PyTorchJob with gaps and two pods
+    it owns, a good JobSet, a Job, bare pods with and without gaps, one object in `other_ns`."""
+    job = apply_one(pytorchjob("torch-gaps", good=False))
+    for i in range(2):
+        apply_one(owned_pod(f"torch-gaps-worker-{i}", job, good=False))
+    apply_one(jobset("jobset-good", good=True))
+    apply_one(batch_job("batch-gaps", good=False))
+    apply_one(bare_pod("bare-gaps", good=False))
+    apply_one(bare_pod("good-pod", good=True))
+    apply_one(bare_pod("elsewhere", good=False), other_ns)
+
+
 def setUpModule():
     global CP
     CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
@@ -85,14 +98,7 @@ def setUpModule():
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "good-pod"}}}}))
     # What runs: a PyTorchJob with gaps and two pods it owns, a good JobSet, a Job, bare
     # pods with and without gaps, and one object in the other namespace.
-    job = apply(pytorchjob("torch-gaps", good=False))
-    for i in range(2):
-        apply(owned_pod(f"torch-gaps-worker-{i}", job, good=False))
-    apply(jobset("jobset-good", good=True))
-    apply(batch_job("batch-gaps", good=False))
-    apply(bare_pod("bare-gaps", good=False))
-    apply(bare_pod("good-pod", good=True))
-    apply(bare_pod("elsewhere", good=False), OTHER_NS)
+    apply_scan_objects(apply, OTHER_NS)
 
 
 def tearDownModule():

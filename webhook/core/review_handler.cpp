@@ -31,8 +31,7 @@ AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<
     const auto last = std::find_if(first, findings.end(), [&](const Finding& f) { return f.check != first->check; });
     for (auto it = first; it != last; ++it) {
       if (!warns(*it)) continue;  // exempt, not evaluated, or the check's action is audit
-      response.warnings.push_back(format_warning(*it));
-      if (auto fix = format_fix_warning(*it)) response.warnings.push_back(std::move(*fix));
+      append_warnings(*it, response.warnings);
       if (std::find(found.begin(), found.end(), it->check) == found.end()) found.push_back(it->check);
     }
     response.audit_annotations.emplace(

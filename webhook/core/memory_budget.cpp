@@ -15,6 +15,21 @@ bool MemoryBudget::acquire(std::size_t bytes) {
   return true;
 }
 
+bool MemoryBudget::acquire_or_release(std::size_t bytes, std::size_t held) {
+  std::size_t used = in_use_.load(std::memory_order_relaxed);
+  for (;;) {
+    const bool fits = bytes <= capacity_ && used <= capacity_ - bytes;
+    if (in_use_.compare_exchange_weak(used, fits ? used + bytes : used - held, std::memory_order_relaxed)) return fits;
+  }
+}
+
+bool MemoryBudget::Lease::grow_or_give_up(std::size_t bytes) {
+  if (bytes <= held_) return true;
+  const bool grown = budget_->acquire_or_release(bytes - held_, held_);
+  held_ = grown ? bytes : 0;
+  return grown;
+}
+
 bool MemoryBudget::Lease::grow_to(std::size_t bytes) {
   if (bytes <= held_) return true;
   if (!budget_->acquire(bytes - held_)) return false;

@@ -53,6 +53,10 @@ class MemoryBudget {
     // grow_to: holds `bytes` in all; false (holding what it held) when the budget cannot
     // give the difference now.
     bool grow_to(std::size_t bytes);
+    // grow_or_give_up: as grow_to, but a failure gives back everything held in the same
+    // atomic step. Two bodies that both outgrow the budget together then cannot both be
+    // shed: the first to fail frees its bytes before the other can see the budget full.
+    bool grow_or_give_up(std::size_t bytes);
     std::size_t held() const { return held_; }
     // reset: gives back everything held now (the work it paid for is done).
     void reset() {
@@ -67,6 +71,8 @@ class MemoryBudget {
 
  private:
   bool acquire(std::size_t bytes);
+  // acquire_or_release: acquire `bytes`, or else give back `held` (one atomic step).
+  bool acquire_or_release(std::size_t bytes, std::size_t held);
   void release(std::size_t bytes) { in_use_.fetch_sub(bytes, std::memory_order_relaxed); }
 
   const std::size_t capacity_;

@@ -241,7 +241,9 @@ class Session {
     while (!parser.is_done()) {
       auto [ec, n] = co_await http::async_read_some(stream_, buffer, parser, kAwait);
       if (ec) co_return ec;
-      if (!lease.grow_to(request_charge(parser.get().body().size()))) {
+      // Gives back its bytes as it fails, so of two bodies that outgrow the budget
+      // together one is still served.
+      if (!lease.grow_or_give_up(request_charge(parser.get().body().size()))) {
         over_budget = true;
         co_return beast::error_code{};
       }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <barrier>
 #include <thread>
 #include <vector>
 
@@ -67,6 +69,46 @@ TEST(MemoryBudget, ConcurrentLeasesNeverExceedTheCapacity) {
   EXPECT_GT(granted.load(), 0);
   EXPECT_LE(peak.load(), 9u) << "three leases of 3 fit in 10, a fourth never";
   EXPECT_EQ(budget->in_use(), 0u);
+}
+
+TEST(MemoryBudget, GrowOrGiveUpReleasesEverythingOnFailure) {
+  auto budget = std::make_shared<MemoryBudget>(1000);
+  MemoryBudget::Lease a(budget);
+  MemoryBudget::Lease b(budget);
+  ASSERT_TRUE(a.grow_or_give_up(500));
+  ASSERT_TRUE(b.grow_or_give_up(400));
+  EXPECT_FALSE(a.grow_or_give_up(700)) << "700 + 400 is over 1000";
+  EXPECT_EQ(a.held(), 0u);
+  EXPECT_EQ(budget->in_use(), 400u) << "a's 500 came back with the failure";
+  EXPECT_TRUE(b.grow_or_give_up(900)) << "so b, growing next, fits";
+}
+
+TEST(MemoryBudget, OfTwoLeasesOutgrowingTogetherOneAlwaysFinishes) {
+  // The abuse test's two 8 MiB bodies in miniature: each alone fits, both together do
+  // not; they grow in lockstep on two threads (a barrier after every step). A lease that
+  // failed and kept its bytes until the step ended (grow_to) would fail the other too.
+  for (int round = 0; round < 200; ++round) {
+    auto budget = std::make_shared<MemoryBudget>(100);
+    std::atomic<int> finished{0};
+    std::barrier step(2);
+    const auto body = [&] {
+      MemoryBudget::Lease lease(budget);
+      for (std::size_t size = 10; size <= 80; size += 10) {
+        const bool grown = lease.grow_or_give_up(size);
+        step.arrive_and_wait();
+        if (!grown) {
+          step.arrive_and_drop();
+          return;
+        }
+      }
+      ++finished;
+    };
+    std::thread one(body), two(body);
+    one.join();
+    two.join();
+    ASSERT_EQ(finished.load(), 1) << "round " << round;
+    EXPECT_EQ(budget->in_use(), 0u);
+  }
 }
 
 TEST(MemoryBudget, RequestChargeCoversTheMeasuredParseExpansion) {

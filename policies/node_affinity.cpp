@@ -7,31 +7,54 @@
 namespace kubegap {
 namespace {
 
-bool field_requirement_matches(const Requirement& requirement, const NodeInfo& node) {
-  // metadata.name is the only field node affinity supports (core/v1 validation).
-  if (requirement.key != "metadata.name") return false;
-  return requirement_matches(Requirement{"name", requirement.op, requirement.values}, StringMap{{"name", node.name}});
+// field_requirement_valid: nodeSelectorRequirementsAsFieldSelector takes In and NotIn with
+// exactly one value, on any key.
+bool field_requirement_valid(const Requirement& requirement) {
+  return (requirement.op == "In" || requirement.op == "NotIn") && requirement.values.size() == 1;
 }
 
+// field_requirement_matches: a node's fields are {metadata.name: its name}; another key
+// reads as "" (fields.Set.Get), so `In [""]` on it holds and `NotIn ["x"]` too.
+bool field_requirement_matches(const Requirement& requirement, const NodeInfo& node) {
+  const std::string none;
+  const std::string& field = requirement.key == "metadata.name" ? node.name : none;
+  return (field == requirement.values.front()) == (requirement.op == "In");
+}
+
+// term_admits: as nodeaffinity's nodeSelectorTerm.match. A term that does not parse
+// (a requirement labels.NewRequirement refuses, a field requirement other than In/NotIn
+// with one value) admits no node; matchFields are not consulted for a node without a
+// name (its field set is empty).
 bool term_admits(const NodeSelectorTerm& term, const NodeInfo& node) {
-  // An empty term matches no node (k8s.io/component-helpers/scheduling/corev1/nodeaffinity).
-  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
-  return std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+  const auto& expressions = term.match_expressions;
+  const auto& fields = term.match_fields;
+  return std::all_of(expressions.begin(), expressions.end(),
                      [&](const Requirement& r) { return requirement_matches(r, node.labels); }) &&
-         std::all_of(term.match_fields.begin(), term.match_fields.end(),
-                     [&](const Requirement& r) { return field_requirement_matches(r, node); });
+         (node.name.empty() || std::all_of(fields.begin(), fields.end(),
+                                           [&](const Requirement& r) { return field_requirement_matches(r, node); }));
 }
 
 }  // namespace
 
+bool term_can_admit(const NodeSelectorTerm& term) {
+  const auto& expressions = term.match_expressions;
+  const auto& fields = term.match_fields;
+  if (expressions.empty() && fields.empty()) return false;  // dropped when the selector is built
+  return std::all_of(expressions.begin(), expressions.end(),
+                     [](const Requirement& r) { return requirement_valid(r, Operators::kNodeSelector); }) &&
+         std::all_of(fields.begin(), fields.end(), field_requirement_valid);
+}
+
 bool pod_admits_node(const PodSpecView& pod, const NodeInfo& node) {
+  // nodeSelector is matched as labels.SelectorFromSet: plain equality, no validation.
   for (const auto& [key, value] : pod.node_selector) {
     const auto it = node.labels.find(key);
     if (it == node.labels.end() || it->second != value) return false;
   }
-  if (pod.required_node_terms.empty()) return true;
+  if (!pod.required_node_affinity && pod.required_node_terms.empty()) return true;
+  // Required affinity with no term that can admit a node admits no node.
   return std::any_of(pod.required_node_terms.begin(), pod.required_node_terms.end(),
-                     [&](const NodeSelectorTerm& t) { return term_admits(t, node); });
+                     [&](const NodeSelectorTerm& t) { return term_can_admit(t) && term_admits(t, node); });
 }
 
 }  // namespace kubegap

@@ -3,8 +3,9 @@
 // (k8s.io/component-helpers/scheduling/corev1/nodeaffinity, GetRequiredNodeAffinity(pod)
 // .Match(node), Kubernetes v1.36): every nodeSelector label, and when there is required
 // node affinity, at least one of its terms (a term: all its matchExpressions on labels and
-// matchFields on metadata.name; an empty term admits nothing). The differential oracle in
-// tests/oracle holds this to the upstream function.
+// matchFields on metadata.name; an empty term admits nothing; a term that does not parse
+// admits nothing). The differential oracle in tests/oracle holds this to the upstream
+// function, on invalid input too.
 
 #include "policies/cluster_view.h"
 #include "policies/pod_view.h"
@@ -12,5 +13,10 @@
 namespace kubegap {
 
 bool pod_admits_node(const PodSpecView& pod, const NodeInfo& node);
+
+// term_can_admit: whether a required term can admit any node at all: it is not empty and
+// it parses (every matchExpression one labels.NewRequirement accepts, every matchFields
+// requirement In or NotIn with one value). One that cannot is skipped, never an error.
+bool term_can_admit(const NodeSelectorTerm& term);
 
 }  // namespace kubegap

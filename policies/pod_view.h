@@ -104,8 +104,10 @@ struct PodSpecView {
   std::vector<Container> init_containers;
   std::vector<Volume> volumes;
   StringMap node_selector;
-  // requiredDuringSchedulingIgnoredDuringExecution terms (ORed). Empty: no requirement.
+  // requiredDuringSchedulingIgnoredDuringExecution terms (ORed), and whether that field
+  // is set at all: set with no (non-empty) term, it admits no node.
   std::vector<NodeSelectorTerm> required_node_terms;
+  bool required_node_affinity = false;
   std::vector<Toleration> tolerations;
   std::string node_name;
   std::vector<PodResourceClaim> resource_claims;

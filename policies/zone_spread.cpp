@@ -39,11 +39,12 @@ std::optional<std::string> single_zone_of_term(const NodeSelectorTerm& term) {
   return std::nullopt;
 }
 
-// single_zone_of_affinity: the zone when every required term pins the same single zone.
+// single_zone_of_affinity: the zone when every required term that can admit a node pins
+// the same single zone (an empty or unparsable term admits none, so it widens nothing).
 std::optional<std::string> single_zone_of_affinity(const std::vector<NodeSelectorTerm>& terms) {
-  if (terms.empty()) return std::nullopt;
   std::optional<std::string> zone;
   for (const auto& term : terms) {
+    if (!term_can_admit(term)) continue;
     const auto term_zone = single_zone_of_term(term);
     if (!term_zone || (zone && *zone != *term_zone)) return std::nullopt;
     zone = term_zone;
@@ -166,7 +167,7 @@ std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext&
   }
   // With the cluster's nodes: a selector on, say, a GPU pool that exists in one zone pins
   // the pod as surely as a zone label. Only when the cluster has other zones to offer.
-  const bool constrained = !pod.node_selector.empty() || !pod.required_node_terms.empty();
+  const bool constrained = !pod.node_selector.empty() || pod.required_node_affinity || !pod.required_node_terms.empty();
   if (ctx.cluster != nullptr && constrained && ctx.cluster->node_set().zone_count() > 1) {
     const NodeSet& set = ctx.cluster->node_set();
     const auto admitted = admitted_nodes(pod, set);

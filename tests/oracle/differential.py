@@ -12,7 +12,8 @@ their answers line by line. Prints, per relation, the cases, how many agree, how
 disagree, the errors and the oracle's answers by kind. Disagreements are split into
 "valid" (objects the API server's validation accepts on create; every quantity text
 counts as valid) and "edge" (objects it would reject: they still reach kubegap through
-`check` on files, or as objects stored before a validation was tightened). On a
+`check` on files, as pod templates inside custom resources, or as objects stored before a
+validation was tightened); either kind fails the run. On a
 disagreement it prints the first cases of each kind of answers with both answers, each
 shrunk to a minimal case that disagrees the same way (dropping tolerations, taints,
 terms, requirements, labels, fields and quantity characters one at a time, keeping a
@@ -412,13 +413,6 @@ def report(args, tallies, elapsed, generation, ours_cmd, theirs_cmd):
             print(f"    minimal: {minimal}")
             if minimal != line:
                 print(f"    found:   {text(line)}  (kubegap {text(a)}, kubernetes {text(b)})")
-    valid = sum(t.disagree_valid for t in tallies.values())
-    if valid == 0 and not args.strict_edges:
-        # Every disagreement is on input the API server's validation rejects on create
-        # (docs/checks.md lists the classes): reported, not a failure, unless --strict-edges.
-        print(f"\n0 disagreements on input the API server accepts; {total - agree} on input it rejects "
-              "(listed above; --strict-edges fails on them too)")
-        return 0
     return EXIT_DISAGREE
 
 
@@ -486,8 +480,6 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=0, metavar="SECONDS",
                         help="fail (exit 2) when the comparison is not done by then; 0: no limit")
     parser.add_argument("--no-shrink", action="store_true", help="print disagreements as found")
-    parser.add_argument("--strict-edges", action="store_true",
-                        help="fail on disagreements on input the API server rejects too (default: report them)")
     parser.add_argument("--show", type=int, default=8, metavar="N",
                         help="disagreements printed per relation, at most 2 of a kind (default 8)")
     parser.add_argument("--dump", metavar="FILE",

@@ -14,6 +14,7 @@ namespace {
 
 const std::vector<std::string> kZones = {"zone-a", "zone-b", "zone-c"};
 const std::vector<std::string> kKeys = {"pool", "gpu", "rack"};
+const std::vector<std::string> kNames = {"n1", "n2"};
 
 std::string pick(std::mt19937& rng, const std::vector<std::string>& from) {
   return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(rng)];
@@ -55,7 +56,9 @@ PodSpecView random_pod(std::mt19937& rng) {
     NodeSelectorTerm term;
     const int requirements = std::uniform_int_distribution<int>(0, 2)(rng);
     for (int r = 0; r < requirements; ++r) term.match_expressions.push_back(random_requirement(rng));
-    if (coin(rng, 0.1)) term.match_fields.push_back({"metadata.name", "In", {"n1", "n2"}});
+    // metadata.name takes In or NotIn with exactly one value (nodeaffinity)
+    if (coin(rng, 0.1))
+      term.match_fields.push_back({"metadata.name", coin(rng, 0.5) ? "In" : "NotIn", {pick(rng, kNames)}});
     pod.required_node_terms.push_back(term);
   }
   return pod;

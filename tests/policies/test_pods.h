@@ -104,6 +104,7 @@ inline PodSpecView with_node_selector(PodSpecView pod, StringMap selector) {
 
 inline PodSpecView with_terms(PodSpecView pod, std::vector<NodeSelectorTerm> terms) {
   pod.required_node_terms = std::move(terms);
+  pod.required_node_affinity = true;
   return pod;
 }
 

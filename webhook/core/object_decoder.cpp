@@ -257,9 +257,10 @@ std::vector<Requirement> decode_requirements(JsonReader& reader, const Value* li
   return out;
 }
 
-std::vector<NodeSelectorTerm> decode_required_node_terms(JsonReader& reader, const Value* spec,
-                                                         const JsonPath& spec_path) {
-  std::vector<NodeSelectorTerm> terms;
+// decode_required_node_affinity: the terms, and whether the field is there at all (with
+// no term it admits no node).
+void decode_required_node_affinity(JsonReader& reader, const Value* spec, const JsonPath& spec_path, PodSpecView& pod) {
+  auto& terms = pod.required_node_terms;
   const JsonPath affinity_path{&spec_path, "affinity"};
   const Value* affinity = reader.object(JsonReader::member(spec, "affinity"), affinity_path);
   const JsonPath node_path{&affinity_path, "nodeAffinity"};
@@ -267,6 +268,7 @@ std::vector<NodeSelectorTerm> decode_required_node_terms(JsonReader& reader, con
   const JsonPath required_path{&node_path, "requiredDuringSchedulingIgnoredDuringExecution"};
   const Value* required =
       reader.object(JsonReader::member(node, "requiredDuringSchedulingIgnoredDuringExecution"), required_path);
+  pod.required_node_affinity = required != nullptr;
   const JsonPath terms_path{&required_path, "nodeSelectorTerms"};
   reader.each(
       JsonReader::member(required, "nodeSelectorTerms"), terms_path, [&](const Value& value, const JsonPath& p) {
@@ -276,7 +278,6 @@ std::vector<NodeSelectorTerm> decode_required_node_terms(JsonReader& reader, con
                                  JsonPath{&p, "matchExpressions"}),
              decode_requirements(reader, JsonReader::member(&value, "matchFields"), JsonPath{&p, "matchFields"})});
       });
-  return terms;
 }
 
 Toleration decode_toleration(JsonReader& reader, const Value& value, const JsonPath& path) {
@@ -331,7 +332,7 @@ PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const Js
   pod.volumes =
       decode_list<Volume>(reader, JsonReader::member(spec, "volumes"), JsonPath{&spec_path, "volumes"}, decode_volume);
   reader.string_map(JsonReader::member(spec, "nodeSelector"), JsonPath{&spec_path, "nodeSelector"}, pod.node_selector);
-  pod.required_node_terms = decode_required_node_terms(reader, spec, spec_path);
+  decode_required_node_affinity(reader, spec, spec_path, pod);
   pod.tolerations = decode_list<Toleration>(reader, JsonReader::member(spec, "tolerations"),
                                             JsonPath{&spec_path, "tolerations"}, decode_toleration);
   pod.node_name = reader.string(JsonReader::member(spec, "nodeName"), JsonPath{&spec_path, "nodeName"});

@@ -221,7 +221,19 @@ std::vector<Variable> zone_variables() {
       "(has(s.affinity) && has(s.affinity.nodeAffinity) && "
       "has(s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "
       "has(s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms) ? "
-      "s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : [])";
+      "s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : [])"
+      // Only the terms that can admit a node (policies/node_affinity.h, term_can_admit): not
+      // empty, and each requirement's operator and value count as labels.NewRequirement
+      // and the field selector take them. Label key and value syntax is not checked here
+      // (see docs/vap.md).
+      ".filter(t, ((has(t.matchExpressions) && size(t.matchExpressions) > 0) || "
+      "(has(t.matchFields) && size(t.matchFields) > 0)) && "
+      "(!has(t.matchExpressions) || t.matchExpressions.all(r, has(r.operator) && "
+      "(r.operator in ['In', 'NotIn'] ? has(r.values) && size(r.values) > 0 : "
+      "r.operator in ['Exists', 'DoesNotExist'] ? !has(r.values) || size(r.values) == 0 : "
+      "r.operator in ['Gt', 'Lt'] && has(r.values) && size(r.values) == 1))) && "
+      "(!has(t.matchFields) || t.matchFields.all(r, has(r.operator) && r.operator in ['In', 'NotIn'] && "
+      "has(r.values) && size(r.values) == 1)))";
   std::vector<Variable> out;
   // Per part, per required term: its In requirements on zone keys, then the zones they
   // all allow; then the zone every term pins to one and the same value, or ''.

@@ -29,31 +29,10 @@ etcd_mod="$here/etcd"
 # Bump when the build commands below change in a way that alters the binaries.
 recipe=1
 
-check_only=0
-force=0
-for arg in "$@"; do
-  case "$arg" in
-    --check) check_only=1 ;;
-    --force) force=1 ;;
-    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build-binaries.sh: unknown argument: $arg" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=tests/e2e/go-build-lib.sh
+source "$here/go-build-lib.sh"
+go_build_setup build-binaries 22 "$@"
 
-log() { printf '[build-binaries %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# A CI job may run with HOME unset; go needs it for GOCACHE/GOPATH defaults.
-if [[ -z "${HOME:-}" ]]; then
-  HOME="$(getent passwd "$(id -u)" | cut -d: -f6)"
-  [[ -n "$HOME" ]] || HOME=/root
-  export HOME
-fi
-
-# The pinned versions are read from the wrapper modules, the single source of truth.
-mod_version() { # go.mod module-path
-  awk -v m="$2" '$1 == m && $2 ~ /^v[0-9]/ { print $2; exit }' "$1"
-}
 k8s_version="$(mod_version "$kube_mod/go.mod" k8s.io/kubernetes)"
 etcd_version="$(mod_version "$etcd_mod/go.mod" go.etcd.io/etcd/server/v3)"
 [[ -n "$k8s_version" ]] || die "no k8s.io/kubernetes requirement in $kube_mod/go.mod"
@@ -64,7 +43,6 @@ fi
 k8s_major="${BASH_REMATCH[1]}"
 k8s_minor="${BASH_REMATCH[2]}"
 
-cache_root="${KUBEGAP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubegap-e2e}"
 key="${k8s_version}-etcd${etcd_version#v}"
 dest="$cache_root/$key"
 bin="$dest/bin"

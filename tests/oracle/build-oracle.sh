@@ -29,30 +29,10 @@ e2e_mod="$here/../e2e/kube/go.mod"
 # Bump when the build command below changes in a way that alters the binary.
 recipe=1
 
-check_only=0
-force=0
-for arg in "$@"; do
-  case "$arg" in
-    --check) check_only=1 ;;
-    --force) force=1 ;;
-    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build-oracle.sh: unknown argument: $arg" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=tests/e2e/go-build-lib.sh
+source "$here/../e2e/go-build-lib.sh"
+go_build_setup build-oracle 23 "$@"
 
-log() { printf '[build-oracle %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# A CI job may run with HOME unset; go needs it for GOCACHE/GOPATH defaults.
-if [[ -z "${HOME:-}" ]]; then
-  HOME="$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6 || true)"
-  [[ -n "$HOME" ]] || HOME=/root
-  export HOME
-fi
-
-mod_version() { # go.mod module-path: the required version (not a replace target)
-  awk -v m="$2" '$1 == m && $2 ~ /^v[0-9]/ { print $2; exit }' "$1"
-}
 k8s_version="$(mod_version "$mod/go.mod" k8s.io/kubernetes)"
 [[ "$k8s_version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "no k8s.io/kubernetes requirement in $mod/go.mod"
 if [[ -f "$e2e_mod" ]]; then
@@ -72,7 +52,6 @@ hash="$(
 )"
 hash="$(printf '%s\n' "$hash" | sha256sum | cut -c1-16)"
 
-cache_root="${KUBEGAP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubegap-e2e}"
 key="oracle-$k8s_version-$hash"
 dest="$cache_root/$key"
 bin="$dest/bin/kubegap-oracle"

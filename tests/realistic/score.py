@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Precision and recall of `checkpoint-volume` on the labelled realistic fixtures.
+"""Precision and recall of one check on a labelled set of realistic fixtures.
 
-    tests/realistic/score.py BINARY FIXTURE_DIR [--min-precision P] [--min-recall R] [--explain]
+    tests/realistic/score.py BINARY FIXTURE_DIR [--check ID] [--min-precision P] [--min-recall R]
+                             [--totals-only]
 
 Runs `BINARY check --output json FIXTURE_DIR`, takes every object whose file is labelled
 in FIXTURE_DIR/labels.tsv (one workload object per file), and counts an object as
-"warned" when it has a checkpoint-volume finding (outcome "finding"). Prints the
+"warned" when it has a finding (outcome "finding") of the check, checkpoint-volume unless
+--check names another (each labelled set is labelled for one check). Prints the
 confusion counts per fixture group, the misses and false alarms by name, and exits 1
 when precision or recall is below the given minimums (so a regression fails ctest).
 """
@@ -24,6 +26,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("fixtures")
+    ap.add_argument("--check", default="checkpoint-volume", help="the check the labels are for")
     ap.add_argument("--min-precision", type=float, default=0.0)
     ap.add_argument("--min-recall", type=float, default=0.0)
     ap.add_argument("--totals-only", action="store_true",
@@ -64,7 +67,7 @@ def main():
     for rel, objects in by_file.items():
         if any(o["kind"] == "TrainJob" for o in objects):
             objects = [o for o in objects if o["kind"] not in RUNTIME_KINDS]
-        if any(f["check"] == "checkpoint-volume" and f["outcome"] == "finding"
+        if any(f["check"] == args.check and f["outcome"] == "finding"
                for o in objects for f in o["findings"]):
             warned.add(rel)
 
@@ -95,8 +98,9 @@ def main():
             print("missed (labelled warn, no warning): " + f)
         for f in false_alarms:
             print("false alarm (labelled quiet, warned): " + f)
-    print("checkpoint-volume on %d labelled objects: precision %.3f, recall %.3f "
-          "(minimums %.2f / %.2f)" % (len(labels), precision, recall, args.min_precision, args.min_recall))
+    print("%s on %d labelled objects: precision %.3f, recall %.3f "
+          "(minimums %.2f / %.2f)" % (args.check, len(labels), precision, recall, args.min_precision,
+                                      args.min_recall))
     if precision < args.min_precision or recall < args.min_recall:
         print("FAIL: below the minimum")
         return 1

@@ -133,6 +133,9 @@ int scan(const std::vector<std::string>& args) {
   try {
     policy = policy_file ? load_policy_file(*policy_file) : default_policy();
     endpoint = find_endpoint(flags.given("--kubeconfig"));
+    if (const auto warning = vet_tls_verification(endpoint, flags.has("--allow-insecure-kubeconfig"))) {
+      std::cerr << "kubegap-webhook scan: warning: " << *warning << "\n";
+    }
   } catch (const ConfigError& e) {
     std::cerr << "kubegap-webhook scan: " << e.what() << "\n";
     return kExitUsage;
@@ -146,6 +149,7 @@ int mcp(const std::vector<std::string>& args) {
   if (!flags.arguments().empty()) throw UsageError{"mcp takes no arguments"};
   McpOptions options;
   options.kubeconfig = flags.given("--kubeconfig");
+  options.allow_insecure_kubeconfig = flags.has("--allow-insecure-kubeconfig");
   options.context = flags.value("--context");
   options.request_timeout = std::chrono::seconds(flags.integer("--request-timeout", 1, 3600));
   options.max_message_bytes =

@@ -63,6 +63,22 @@ FlagSpec kubeconfig_flag(const char* what) {
           false};
 }
 
+// allow_insecure_kubeconfig_flag: the opt-in for a kubeconfig that skips TLS verification
+// while it sends credentials (vet_tls_verification, webhook/kube/kube_config.h).
+FlagSpec allow_insecure_kubeconfig_flag() {
+  return {"--allow-insecure-kubeconfig",
+          "",
+          "",
+          "",
+          "",
+          "accept a kubeconfig whose cluster sets insecure-skip-tls-verify while its user sends credentials "
+          "(refused without this flag); a warning is logged either way",
+          "accept insecure-skip-tls-verify with credentials",
+          V::kNone,
+          {},
+          false};
+}
+
 // serve_spec: the serve command and its flags (a data table).
 CommandSpec serve_spec() {
   CommandSpec c;
@@ -144,6 +160,7 @@ CommandSpec serve_spec() {
        V::kFile,
        {},
        false},
+      allow_insecure_kubeconfig_flag(),
       {"--cluster-sync-timeout",
        "",
        "S",
@@ -319,6 +336,7 @@ reported under that controller only. Needs get/list on those kinds, PDBs and Nod
 )";
   c.flags = {
       kubeconfig_flag("the API server and credentials"),
+      allow_insecure_kubeconfig_flag(),
       {"--namespace", "-n", "NS", "", "every namespace", "one namespace", "one namespace", V::kAny, {}, false},
       policy_flag(),
       report_output_flag(),
@@ -438,6 +456,7 @@ reads: the cluster with GET requests, files under the client's roots. Logs go to
 )";
   c.flags = {
       kubeconfig_flag("the API server and credentials of scan_cluster and explain"),
+      allow_insecure_kubeconfig_flag(),
       {"--context",
        "",
        "NAME",

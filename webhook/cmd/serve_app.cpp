@@ -52,6 +52,9 @@ void ServeApp::open_cluster_view() {
     cluster_ = std::make_unique<NoClusterView>();
     return;
   }
+  if (const auto warning = vet_tls_verification(*endpoint, config_.allow_insecure_kubeconfig)) {
+    log_event(spdlog::level::warn, "kubeconfig skips TLS verification", {{"detail", *warning}});
+  }
   cluster_source_ = "live from " + endpoint->source + " (https://" + endpoint->host + ":" + endpoint->port + ")";
   if (config_.audit.interval.count() > 0) {
     audit_ = std::make_unique<BackgroundAudit>(control_, *endpoint, policies_, metrics_, config_.audit);

@@ -87,6 +87,7 @@ ServeConfig serve_config_from(const ParsedFlags& flags) {
   config.policy_file = flags.given("--policy");
   config.cluster_state = flags.given("--cluster-state");
   config.kubeconfig = flags.given("--kubeconfig");
+  config.allow_insecure_kubeconfig = flags.has("--allow-insecure-kubeconfig");
   if (config.cluster_state && config.kubeconfig) throw UsageError{"use --cluster-state or --kubeconfig, not both"};
   config.cluster_sync_timeout = std::chrono::seconds(flags.integer("--cluster-sync-timeout", 0, 3600));
   config.reload_interval = std::chrono::seconds(flags.integer("--reload-interval", 1, 3600));

@@ -25,6 +25,7 @@ struct ServeConfig {
   std::optional<std::string> policy_file;    // none: the built-in default policy
   std::optional<std::string> cluster_state;  // a file for the cluster view
   std::optional<std::string> kubeconfig;     // the live cluster view through this kubeconfig
+  bool allow_insecure_kubeconfig = false;    // --allow-insecure-kubeconfig
   std::chrono::seconds cluster_sync_timeout{30};
   AuditOptions audit;
   std::chrono::seconds shutdown_timeout{25};

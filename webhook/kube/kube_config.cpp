@@ -152,6 +152,21 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
                     ": unexpected kubeconfig structure: " + e.msg);
 }
 
+std::optional<std::string> vet_tls_verification(const KubeEndpoint& endpoint, bool allowed) {
+  if (!endpoint.insecure_skip_verify) return std::nullopt;
+  const bool credentials = !endpoint.client_cert_pem.empty() || !endpoint.token.empty() || !endpoint.token_file.empty();
+  if (credentials && !allowed) {
+    throw ConfigError(endpoint.source +
+                      ": insecure-skip-tls-verify is set while the user sends credentials, so anyone who can answer "
+                      "at " +
+                      endpoint.host + ":" + endpoint.port +
+                      " receives them: give the cluster its certificate-authority, or pass "
+                      "--allow-insecure-kubeconfig to accept the risk");
+  }
+  return endpoint.source + ": insecure-skip-tls-verify: the API server's certificate is not verified" +
+         (credentials ? " and credentials are sent to it (--allow-insecure-kubeconfig)" : "");
+}
+
 KubeEndpoint find_endpoint(const std::optional<std::string>& kubeconfig, const std::string& context) {
   if (kubeconfig) return load_kubeconfig(*kubeconfig, context);
   if (auto in_cluster = in_cluster_endpoint()) return *in_cluster;

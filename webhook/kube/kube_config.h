@@ -39,6 +39,13 @@ std::optional<KubeEndpoint> in_cluster_endpoint(
 // naming the file (and the context when it is not there).
 KubeEndpoint load_kubeconfig(const std::string& path, const std::string& context = {});
 
+// vet_tls_verification: a kubeconfig whose cluster sets insecure-skip-tls-verify while its
+// user sends credentials (a token, a client certificate) hands them to whoever answers
+// at the server's address. Throws ConfigError for it unless `allowed`
+// (--allow-insecure-kubeconfig); otherwise returns the warning to log whenever
+// verification is skipped, with or without credentials; nullopt when it is not skipped.
+std::optional<std::string> vet_tls_verification(const KubeEndpoint& endpoint, bool allowed);
+
 // find_endpoint: the API server for a command run by a person or an agent: `kubeconfig`
 // if given, else the pod's service account, else $KUBECONFIG's first file, else
 // ~/.kube/config (kubectl's order, in-cluster first as client-go's); `context` picks a

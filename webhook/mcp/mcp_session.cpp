@@ -333,7 +333,13 @@ void McpSession::run_call(const std::string& id, const std::string& tool, const 
         [cancelled] { return cancelled->load(); },
         *roots_found,
         client_roots ? roots_found->front() : std::string(),
-        [this](const std::string& c) { return find_endpoint(options_.kubeconfig, c.empty() ? options_.context : c); },
+        [this](const std::string& c) {
+          auto endpoint = find_endpoint(options_.kubeconfig, c.empty() ? options_.context : c);
+          if (const auto warning = vet_tls_verification(endpoint, options_.allow_insecure_kubeconfig)) {
+            log_event(spdlog::level::warn, "mcp: kubeconfig skips TLS verification", {{"detail", *warning}});
+          }
+          return endpoint;
+        },
         options_.request_timeout};
     result = kubegap::call_tool(tool, arguments, context);
   }

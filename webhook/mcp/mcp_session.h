@@ -32,9 +32,10 @@ namespace kubegap {
 
 struct McpOptions {
   Policy policy;
-  std::string policy_text;                // served as kubegap://policy
-  std::optional<std::string> kubeconfig;  // --kubeconfig; else $KUBECONFIG, ~/.kube/config, the pod's account
-  std::string context;                    // --context: the default kubeconfig context
+  std::string policy_text;                 // served as kubegap://policy
+  std::optional<std::string> kubeconfig;   // --kubeconfig; else $KUBECONFIG, ~/.kube/config, the pod's account
+  std::string context;                     // --context: the default kubeconfig context
+  bool allow_insecure_kubeconfig = false;  // --allow-insecure-kubeconfig
   std::chrono::seconds request_timeout{120};
   std::chrono::seconds roots_timeout{10};  // how long to wait for the client's roots/list answer
   std::size_t max_message_bytes = std::size_t{16} << 20;

@@ -415,6 +415,37 @@ TEST(LoadKubeconfig, InsecureSkipTlsVerifyOnlyWhenTrue) {
   EXPECT_FALSE(load_kubeconfig(dir.write("config", kubeconfig(kServer, ""))).insecure_skip_verify);
 }
 
+TEST(VetTlsVerification, CredentialsToAnUnverifiedServerAreRefusedUnlessAllowed) {
+  KubeEndpoint endpoint;
+  endpoint.source = "/home/me/.kube/config";
+  endpoint.host = "10.0.0.1";
+  endpoint.port = "6443";
+  EXPECT_EQ(vet_tls_verification(endpoint, false), std::nullopt) << "verified: nothing to say";
+  endpoint.insecure_skip_verify = true;
+  const auto anonymous = vet_tls_verification(endpoint, false);
+  ASSERT_TRUE(anonymous.has_value()) << "no credentials: allowed, with a warning";
+  EXPECT_NE(anonymous->find("not verified"), std::string::npos) << *anonymous;
+  for (const auto& [what, set] : std::vector<std::pair<std::string, void (*)(KubeEndpoint&)>>{
+           {"token", [](KubeEndpoint& e) { e.token = "t"; }},
+           {"tokenFile", [](KubeEndpoint& e) { e.token_file = "/tmp/t"; }},
+           {"client certificate", [](KubeEndpoint& e) { e.client_cert_pem = "pem"; }}}) {
+    KubeEndpoint with = endpoint;
+    set(with);
+    try {
+      vet_tls_verification(with, false);
+      ADD_FAILURE() << what << ": not refused";
+    } catch (const ConfigError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("/home/me/.kube/config: insecure-skip-tls-verify"), std::string::npos) << message;
+      EXPECT_NE(message.find("10.0.0.1:6443"), std::string::npos) << message;
+      EXPECT_NE(message.find("--allow-insecure-kubeconfig"), std::string::npos) << message;
+    }
+    const auto allowed = vet_tls_verification(with, true);
+    ASSERT_TRUE(allowed.has_value()) << what << ": allowed, but still warned";
+    EXPECT_NE(allowed->find("credentials are sent"), std::string::npos) << *allowed;
+  }
+}
+
 TEST(LoadKubeconfig, ContextWithoutAUserHasNoCredentials) {
   TempDir dir;
   const auto endpoint =

@@ -97,19 +97,18 @@ bool requirement_matches(const Requirement& requirement, const StringMap& labels
 
 bool selects(const std::optional<LabelSelector>& selector, const StringMap& labels) {
   if (!selector) return false;
-  // LabelSelectorAsSelector parses everything first: one refused requirement (a
-  // matchLabels pair is an equality requirement) and the selector selects nothing.
-  const auto invalid = [](const Requirement& r) { return !requirement_valid(r, Operators::kLabelSelector); };
-  if (std::any_of(selector->match_expressions.begin(), selector->match_expressions.end(), invalid)) return false;
+  // LabelSelectorAsSelector refuses a selector with one requirement labels.NewRequirement
+  // refuses (a matchLabels pair is an equality requirement), and such a selector selects
+  // nothing. A refused or an unmatched requirement both answer false, so one pass judges
+  // each requirement's validity and match together.
   for (const auto& [key, value] : selector->match_labels) {
     if (!valid_label_key(key) || !valid_label_value(value)) return false;
-  }
-  for (const auto& [key, value] : selector->match_labels) {
     const auto it = labels.find(key);
     if (it == labels.end() || it->second != value) return false;
   }
-  return std::all_of(selector->match_expressions.begin(), selector->match_expressions.end(),
-                     [&](const Requirement& r) { return requirement_matches(r, labels); });
+  return std::all_of(selector->match_expressions.begin(), selector->match_expressions.end(), [&](const Requirement& r) {
+    return requirement_valid(r, Operators::kLabelSelector) && requirement_matches(r, labels);
+  });
 }
 
 }  // namespace kubegap

@@ -16,8 +16,8 @@ bool field_requirement_valid(const Requirement& requirement) {
 // field_requirement_matches: a node's fields are {metadata.name: its name}; another key
 // reads as "" (fields.Set.Get), so `In [""]` on it holds and `NotIn ["x"]` too.
 bool field_requirement_matches(const Requirement& requirement, const NodeInfo& node) {
-  const std::string none;
-  const std::string& field = requirement.key == "metadata.name" ? node.name : none;
+  static const std::string kNone;
+  const std::string& field = requirement.key == "metadata.name" ? node.name : kNone;
   return (field == requirement.values.front()) == (requirement.op == "In");
 }
 
@@ -45,16 +45,24 @@ bool term_can_admit(const NodeSelectorTerm& term) {
          std::all_of(fields.begin(), fields.end(), field_requirement_valid);
 }
 
-bool pod_admits_node(const PodSpecView& pod, const NodeInfo& node) {
+RequiredNodeAffinity::RequiredNodeAffinity(const PodSpecView& pod)
+    : pod_(pod), required_(pod.required_node_affinity || !pod.required_node_terms.empty()) {
+  for (const auto& term : pod.required_node_terms) {
+    if (term_can_admit(term)) terms_.push_back(&term);
+  }
+}
+
+bool RequiredNodeAffinity::admits(const NodeInfo& node) const {
   // nodeSelector is matched as labels.SelectorFromSet: plain equality, no validation.
-  for (const auto& [key, value] : pod.node_selector) {
+  for (const auto& [key, value] : pod_.node_selector) {
     const auto it = node.labels.find(key);
     if (it == node.labels.end() || it->second != value) return false;
   }
-  if (!pod.required_node_affinity && pod.required_node_terms.empty()) return true;
   // Required affinity with no term that can admit a node admits no node.
-  return std::any_of(pod.required_node_terms.begin(), pod.required_node_terms.end(),
-                     [&](const NodeSelectorTerm& t) { return term_can_admit(t) && term_admits(t, node); });
+  return !required_ ||
+         std::any_of(terms_.begin(), terms_.end(), [&](const NodeSelectorTerm* t) { return term_admits(*t, node); });
 }
+
+bool pod_admits_node(const PodSpecView& pod, const NodeInfo& node) { return RequiredNodeAffinity(pod).admits(node); }
 
 }  // namespace kubegap

@@ -118,8 +118,9 @@ Admitted admitted_nodes(const PodSpecView& pod, const NodeSet& set) {
     if (from_terms) smallest = &*from_terms;
   }
   Admitted admitted;
+  const RequiredNodeAffinity affinity(pod);  // parsed once for every node scanned
   const auto consider = [&](std::size_t position) {
-    if (!pod_admits_node(pod, set.nodes()[position])) return true;
+    if (!affinity.admits(set.nodes()[position])) return true;
     add_zone(admitted, set.zone(position));
     return admitted.zone >= 0;  // stop once it cannot be one zone
   };

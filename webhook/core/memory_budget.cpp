@@ -7,14 +7,6 @@
 
 namespace kubegap {
 
-bool MemoryBudget::acquire(std::size_t bytes) {
-  std::size_t used = in_use_.load(std::memory_order_relaxed);
-  do {
-    if (bytes > capacity_ || used > capacity_ - bytes) return false;
-  } while (!in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
-  return true;
-}
-
 bool MemoryBudget::acquire_or_release(std::size_t bytes, std::size_t held) {
   std::size_t used = in_use_.load(std::memory_order_relaxed);
   for (;;) {
@@ -32,7 +24,7 @@ bool MemoryBudget::Lease::grow_or_give_up(std::size_t bytes) {
 
 bool MemoryBudget::Lease::grow_to(std::size_t bytes) {
   if (bytes <= held_) return true;
-  if (!budget_->acquire(bytes - held_)) return false;
+  if (!budget_->acquire_or_release(bytes - held_, 0)) return false;  // keeps what it held
   held_ = bytes;
   return true;
 }

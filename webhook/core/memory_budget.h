@@ -70,8 +70,8 @@ class MemoryBudget {
   };
 
  private:
-  bool acquire(std::size_t bytes);
-  // acquire_or_release: acquire `bytes`, or else give back `held` (one atomic step).
+  // acquire_or_release: acquire `bytes`, or else give back `held` (one atomic step; 0
+  // keeps everything).
   bool acquire_or_release(std::size_t bytes, std::size_t held);
   void release(std::size_t bytes) { in_use_.fetch_sub(bytes, std::memory_order_relaxed); }
 

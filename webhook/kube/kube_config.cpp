@@ -138,9 +138,8 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
   }
   // A credential plugin (EKS, GKE, AKS logins) is not run here: without this, the requests
   // would go out anonymous and come back 403 with no word of why.
-  const bool has_credentials = !out.client_cert_pem.empty() || !out.token.empty() || !out.token_file.empty();
   for (const char* plugin : {"exec", "auth-provider"}) {
-    if (!has_credentials && user && user[plugin]) {
+    if (!out.has_credentials() && user && user[plugin]) {
       throw ConfigError(path + ": user " + user_name + " authenticates with " + plugin +
                         " (a credential plugin), which kubegap-webhook does not run: use a kubeconfig with a token "
                         "or a client certificate (docs/mcp.md#a-kubeconfig-for-the-agent makes one)");
@@ -154,7 +153,7 @@ KubeEndpoint parse_kubeconfig(std::string_view text, const std::string& path, Re
 
 std::optional<std::string> vet_tls_verification(const KubeEndpoint& endpoint, bool allowed) {
   if (!endpoint.insecure_skip_verify) return std::nullopt;
-  const bool credentials = !endpoint.client_cert_pem.empty() || !endpoint.token.empty() || !endpoint.token_file.empty();
+  const bool credentials = endpoint.has_credentials();
   if (credentials && !allowed) {
     throw ConfigError(endpoint.source +
                       ": insecure-skip-tls-verify is set while the user sends credentials, so anyone who can answer "

@@ -22,6 +22,9 @@ struct KubeEndpoint {
   std::string token_file;  // or a file re-read on every connection (rotation)
   std::string source;      // "in-cluster" or the kubeconfig path, for logs
 
+  // has_credentials: whether requests carry a client certificate or a token.
+  bool has_credentials() const { return !client_cert_pem.empty() || !token.empty() || !token_file.empty(); }
+
   // bearer_token: the current token; a projected service-account token is rotated by
   // the kubelet, so the file is read again each time. Empty when there is none.
   std::string bearer_token() const;

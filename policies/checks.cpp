@@ -33,6 +33,13 @@ std::span<const CheckDefinition> check_registry() {
        {"bloom-176b-training-2022", "llama3-pretraining-2024", "opt-175b-logbook-2021",
         "kubeflow-jobs-hang-on-failed-nodes", "acme-llm-pretraining-2023"},
        check_gpu_health_tolerations},
+      {kRestartOnFailure,
+       "one failure ends the whole run, or disruptions use up its restarts",
+       "give the job a restart budget of 3 or more that drains and preemptions do not use up "
+       "(Job: backoffLimit and a podFailurePolicy Ignore rule for DisruptionTarget; JobSet: "
+       "failurePolicy.maxRestarts; Kubeflow replicas: restartPolicy ExitCode or OnFailure)",
+       {"opt-175b-logbook-2021", "bloom-176b-training-2022", "llama3-pretraining-2024", "acme-llm-pretraining-2023"},
+       check_restart_on_failure},
   };
   return kChecks;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The four checks and the one table that registers them.
+// The checks and the one table that registers them.
 //
 // Each check is a pure function of one pod spec and its context; it returns the gap it
 // found (message and short reason) or nothing. evaluate() (policies/evaluate.h) handles
@@ -28,6 +28,7 @@ inline constexpr std::string_view kNoDurableVolumeReason =
 inline constexpr std::string_view kDisruptionBudget = "disruption-budget";
 inline constexpr std::string_view kZoneSpread = "zone-spread";
 inline constexpr std::string_view kGpuHealthTolerations = "gpu-health-tolerations";
+inline constexpr std::string_view kRestartOnFailure = "restart-on-failure";
 
 // CheckContext: everything a check may consult besides the pod spec itself.
 struct CheckContext {
@@ -105,6 +106,10 @@ std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckCo
 std::optional<Gap> check_zone_spread(const PodSpecView& pod, const CheckContext& ctx);
 // GpuHealthTolerationsCheck: an accelerator pod can land on, or stay on, a failed node or GPU.
 std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const CheckContext& ctx);
+
+// RestartOnFailureCheck: one failure ends the whole run, or disruptions use up a small
+// restart budget (the workload-table row's `restart` says how the kind restarts).
+std::optional<Gap> check_restart_on_failure(const PodSpecView& pod, const CheckContext& ctx);
 
 // check_registry: every check, in the order findings are reported.
 std::span<const CheckDefinition> check_registry();

@@ -90,6 +90,18 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results, std::
   for (auto& f : others) out.push_back(std::move(f));
 }
 
+// link_restart_to_checkpoint: a restart resumes only from a checkpoint that survived;
+// when checkpoint-volume found that none does, the restart fix says so.
+void link_restart_to_checkpoint(std::vector<Finding>& findings) {
+  const auto lost = [](const Finding& f) { return f.check == kCheckpointVolume && f.outcome == Outcome::kFinding; };
+  if (std::none_of(findings.begin(), findings.end(), lost)) return;
+  for (auto& f : findings) {
+    if (f.check == kRestartOnFailure && f.outcome == Outcome::kFinding && !f.remedy.empty()) {
+      f.remedy += " (see the checkpoint-volume finding)";
+    }
+  }
+}
+
 // pod_row: the row that judges a part: the wrapped object's own row for a part of a
 // wrapped object (a Katib trial's PyTorchJob), else the object's.
 const WorkloadKind* pod_row(const PodSpecView& pod, const WorkloadKind* row, const Policy& policy) {
@@ -354,6 +366,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       }
     }
   }
+  link_restart_to_checkpoint(findings);
   return out;
 }
 

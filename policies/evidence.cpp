@@ -348,7 +348,11 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
 
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy) {
-  if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
+  // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test)
+  // launches no training program: the launcher alone is no evidence then.
+  if (!facts.inline_code) {
+    if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
+  }
   const NameSet flags(policy.training_hints.flags);
   for (const auto& [name, value] : flag_values(facts.words)) {
     if (flags.contains(name)) return "flag " + name;

@@ -86,6 +86,33 @@ struct Toleration {
   std::optional<std::int64_t> toleration_seconds;
 };
 
+// RestartRule: one rule that decides what a failure does to a job: a Job's
+// podFailurePolicy rule (`on`: the onPodConditions types whose status is True), a
+// JobSet's failurePolicy rule (`on`: onJobFailureReasons; `narrowed` when it also
+// targets replicated jobs or message patterns), a Volcano lifecycle policy (`on`: the
+// event and events).
+struct RestartRule {
+  std::string action;
+  std::vector<std::string> on;
+  bool narrowed = false;
+};
+
+// RestartKnobs: what restart-on-failure reads for one part, as written (unset is nullopt
+// or empty; the row's defaults are applied by the check). The object-level knobs are the
+// same in every part; `part_*` come from the part's own spec: a JobSet's child Job
+// (backoffLimit, podFailurePolicy), a Kubeflow replica (restartPolicy), a Volcano task
+// (policies).
+struct RestartKnobs {
+  std::optional<std::int64_t> budget;
+  std::optional<std::int64_t> per_index_budget;
+  std::vector<RestartRule> rules;
+  std::optional<std::int64_t> part_budget;
+  std::vector<RestartRule> part_rules;
+  std::string replica_restart_policy;
+  // A knob is an unrendered template ($RETRIES): set at deploy time, so not judged.
+  bool placeholder = false;
+};
+
 // PodSpecView: one pod (or pod template) to evaluate.
 struct PodSpecView {
   // Which part of the workload this is ("replica Worker", "replicatedJob workers");
@@ -111,6 +138,9 @@ struct PodSpecView {
   std::vector<Toleration> tolerations;
   std::string node_name;
   std::vector<PodResourceClaim> resource_claims;
+  // spec.restartPolicy as written ("" when unset).
+  std::string restart_policy = {};
+  RestartKnobs restart = {};
 };
 
 // OwnerReference: the controller owner of a Pod (metadata.ownerReferences with

@@ -64,8 +64,13 @@ std::vector<WorkloadKind> default_workload_kinds() {
   const std::vector<std::string> create_update = {"CREATE", "UPDATE"};
   // Kubeflow training-operator kinds: one map of replica specs each, the same labels
   // (training-operator pkg/controller.v1/common: job-name, replica-type in lower case).
-  const auto kubeflow = [&](std::string kind, std::string specs) {
-    return WorkloadKind{
+  // `restart_default`: the replica restartPolicy its SetDefaults_<Kind> sets (training-
+  // operator v1.9.0); the controller restarts a replica whose policy is in `restarting`
+  // and fails the whole job when a replica with any other policy fails.
+  const std::vector<std::string> restarts_all = {"OnFailure", "Always", "ExitCode"};
+  const auto kubeflow = [&](std::string kind, std::string specs, std::string restart_default = "",
+                            std::vector<std::string> restarting = {}) {
+    WorkloadKind row{
         "kubeflow.org",
         std::move(kind),
         kTraining,
@@ -74,6 +79,21 @@ std::vector<WorkloadKind> default_workload_kinds() {
         Paths{},
         Paths{},
         Labels{{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/replica-type", "{lower}"}}};
+    if (!restart_default.empty()) {
+      row.restart = {"replicas", "spec.runPolicy.backoffLimit", std::nullopt,         "",
+                     "",         std::move(restart_default),    std::move(restarting)};
+    }
+    return row;
+  };
+  // A batch/v1 Job spec at `prefix`: backoffLimit (default 6; unlimited per index when
+  // backoffLimitPerIndex is set) and podFailurePolicy (k8s.io/api batch/v1 v0.36.3).
+  const auto job_restart = [](const std::string& prefix) {
+    return RestartRow{"job", prefix + "backoffLimit", 6, prefix + "backoffLimitPerIndex",
+                      prefix + "podFailurePolicy.rules"};
+  };
+  const auto with_restart = [](WorkloadKind row, RestartRow restart) {
+    row.restart = std::move(restart);
+    return row;
   };
   // Other operators that reuse the Kubeflow replica-map shape under their own group (the
   // pod labels they add are not known here, so none are listed).
@@ -125,17 +145,21 @@ std::vector<WorkloadKind> default_workload_kinds() {
   };
   // A JobSet spec at `prefix`: its replicated jobs' pod templates and its shared PVCs
   // (volumeClaimPolicies, mounted by volumeMount name: jobset pkg/controllers, addVolumes).
+  // Its failurePolicy.maxRestarts is 0 when unset, and a JobSet without failurePolicy
+  // fails on its first failed child Job (jobset v0.12.0, executeFailurePolicy).
   const auto jobset = [&](std::string group, std::string kind, const std::string& prefix, Labels labels) {
-    return WorkloadKind{std::move(group),
-                        std::move(kind),
-                        kTraining,
-                        create_update,
-                        {{prefix + "replicatedJobs[name].template.spec.template",
-                          "replicatedJob {}",
-                          {{"jobset.sigs.k8s.io/replicatedjob-name", "{}"}}}},
-                        Paths{prefix + "volumeClaimPolicies[].templates[]"},
-                        Paths{},
-                        std::move(labels)};
+    WorkloadKind row{std::move(group),
+                     std::move(kind),
+                     kTraining,
+                     create_update,
+                     {{prefix + "replicatedJobs[name].template.spec.template",
+                       "replicatedJob {}",
+                       {{"jobset.sigs.k8s.io/replicatedjob-name", "{}"}}}},
+                     Paths{prefix + "volumeClaimPolicies[].templates[]"},
+                     Paths{},
+                     std::move(labels)};
+    row.restart = {"jobset", prefix + "failurePolicy.maxRestarts", 0, "", prefix + "failurePolicy.rules"};
+    return row;
   };
   // A Volcano JobSpec at `prefix`: tasks, and job-level volumes that the controller
   // mounts in every container of every task (pkg/controllers/job, createJobPod).
@@ -150,20 +174,25 @@ std::vector<WorkloadKind> default_workload_kinds() {
                      Paths{prefix + "volumes[]"},
                      std::move(labels)};
     row.roles = {{"mpimaster", ""}};
+    // maxRetry defaults to 3, and Volcano's mutating webhook turns 0 into 3 (volcano
+    // v1.15.1, patchDefaultMaxRetry); policies map pod events to actions.
+    row.restart = {"volcano", prefix + "maxRetry", 3, "", prefix + "policies"};
     return row;
   };
   return {
       {"", "Pod", kAuto, {"CREATE"}, {{"", "", {}}}},
-      {"batch",
-       "Job",
-       kAuto,
-       create_update,
-       {{"spec.template", "", {}}},
-       Paths{},
-       Paths{},
-       {{"batch.kubernetes.io/job-name", "{name}"}, {"job-name", "{name}"}}},
+      with_restart({"batch",
+                    "Job",
+                    kAuto,
+                    create_update,
+                    {{"spec.template", "", {}}},
+                    Paths{},
+                    Paths{},
+                    {{"batch.kubernetes.io/job-name", "{name}"}, {"job-name", "{name}"}}},
+                   job_restart("spec.")),
       // A CronJob's Jobs get generated names, so their job-name labels are unknown here.
-      {"batch", "CronJob", kAuto, create_update, {{"spec.jobTemplate.spec.template", "", {}}}},
+      with_restart({"batch", "CronJob", kAuto, create_update, {{"spec.jobTemplate.spec.template", "", {}}}},
+                   job_restart("spec.jobTemplate.spec.")),
       apps("Deployment", kServing),
       apps("StatefulSet", kServing, {"spec.volumeClaimTemplates[]"}),
       apps("ReplicaSet", kServing),
@@ -191,13 +220,14 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // KubeDL Cron (kubedl-io/kubedl apis/apps/v1alpha1, CronTemplateSpec): a training job
       // run on a schedule; its kind is inline in spec.template, the object in `workload`.
       wrapper("apps.kubedl.io", "Cron", "spec.template", "workload"),
-      kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+      kubeflow("PyTorchJob", "pytorchReplicaSpecs", "OnFailure", restarts_all),
       // TFJob: parameter servers hold variables and evaluators read checkpoints; the
       // Chief and Workers write them (TensorFlow's distributed Estimator/Keras roles).
-      coordinated(coordinated(kubeflow("TFJob", "tfReplicaSpecs"), "PS"), "Evaluator"),
-      kubeflow("XGBoostJob", "xgbReplicaSpecs"),
-      kubeflow("PaddleJob", "paddleReplicaSpecs"),
-      kubeflow("JAXJob", "jaxReplicaSpecs"),
+      coordinated(coordinated(kubeflow("TFJob", "tfReplicaSpecs", "Never", restarts_all), "PS"), "Evaluator"),
+      // XGBoostJob's UpdateJobStatus restarts only ExitCode replicas; any other failure fails it.
+      kubeflow("XGBoostJob", "xgbReplicaSpecs", "Never", {"ExitCode"}),
+      kubeflow("PaddleJob", "paddleReplicaSpecs", "OnFailure", restarts_all),
+      kubeflow("JAXJob", "jaxReplicaSpecs", "Never", restarts_all),
       // MXJob: removed from training-operator in v1.9.0, still installed on some clusters.
       kubeflow("MXJob", "mxReplicaSpecs"),
       // KubeDL (training.kubedl.io): Kubeflow's shape under its own group.
@@ -217,15 +247,19 @@ std::vector<WorkloadKind> default_workload_kinds() {
                   "ps"),
       // mpi-operator v2beta1 labels its pods with the job name and the role.
       // The Launcher runs mpirun and the Workers train, unless the Launcher is a worker too.
-      coordinated({"kubeflow.org",
-                   "MPIJob",
-                   kTraining,
-                   create_update,
-                   {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}},
-                   Paths{},
-                   Paths{},
-                   {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},
-                  "Launcher", "spec.runLauncherAsWorker"),
+      // The launcher is a batch/v1 Job whose backoffLimit is runPolicy.backoffLimit (unset:
+      // the Job default, 6) and which has no podFailurePolicy (mpi-operator v0.8.0).
+      with_restart(
+          coordinated({"kubeflow.org",
+                       "MPIJob",
+                       kTraining,
+                       create_update,
+                       {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}},
+                       Paths{},
+                       Paths{},
+                       {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},
+                      "Launcher", "spec.runLauncherAsWorker"),
+          {"job", "spec.runPolicy.backoffLimit", 6}),
       // SageMaker HyperPod: an array of named replica specs (sagemaker-hyperpod-cli,
       // hyperpod_pytorch_job_unified_config.py).
       {"sagemaker.amazonaws.com",
@@ -236,8 +270,12 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // A RayJob's cluster gets a generated name, so only the node labels are known.
       // RayJobs run whatever their entrypoint says (batch inference as often as training):
       // auto, decided by the entrypoint and the pods' commands.
-      ray("RayJob", kAuto, "spec.rayClusterSpec.", {}, {"spec.entrypoint"}),
-      ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}, {"spec.jobTemplate.entrypoint"}),
+      // A RayJob retries with a new RayCluster up to spec.backoffLimit times (default 0;
+      // kuberay v1.7.0): a budget with no rule to spare disruptions.
+      with_restart(ray("RayJob", kAuto, "spec.rayClusterSpec.", {}, {"spec.entrypoint"}),
+                   {"job", "spec.backoffLimit", 0}),
+      with_restart(ray("RayCronJob", kAuto, "spec.jobTemplate.rayClusterSpec.", {}, {"spec.jobTemplate.entrypoint"}),
+                   {"job", "spec.jobTemplate.backoffLimit", 0}),
       // A RayCluster runs no workload of its own (jobs are submitted to it later): like a
       // bare Pod, it needs evidence in its commands to be judged as training.
       // Its head's command (a driver script) is evidence for the worker groups.
@@ -309,7 +347,7 @@ void set_default_hints(Policy& p) {  // data table
                         "neuron-ls",   "neuron-top",      "clinfo",   "sycl-ls",  "fi_info",
                         "dcgmi",       "dcgmproftester*", "gpu_burn", "gpu-burn", "vectoradd*",
                         "devicequery", "bandwidthtest",   "*_perf",   "osu_*",    "nvbandwidth",
-                        "*benchmark*", "*collect_env*",   "pi"};
+                        "*benchmark*", "*collect_env*",   "pi",       "run_check"};
   // Programs that hold a place or only print facts about the machine.
   p.placeholder_commands = {"sleep",  "echo",        "printf",      "true",     "pause",  "wait",  "trap",
                             "tail",   "exit",        "hostname",    "date",     ":",      "ls",    "df",
@@ -340,6 +378,8 @@ void set_default_hints(Policy& p) {  // data table
                           "*_benchmark.py",
                           "benchmark_*.py",
                           "*benchmarks.py",
+                          "*_bench.py",
+                          "bench_*.py",
                           "torch.utils.bottleneck",
                           "nsys",
                           "ncu",

@@ -60,6 +60,30 @@ struct PartRole {
   bool operator==(const PartRole&) const = default;
 };
 
+// RestartRow: how a kind's controller restarts a job after a pod fails, for
+// restart-on-failure. Where the knobs are is data (paths in the template path grammar
+// from the object's root, the API's defaults); how a controller combines them is code,
+// one `model` per controller family (policies/restart_on_failure.cpp). Each row's figures
+// are cited in docs/restart-on-failure-research.md.
+struct RestartRow {
+  // The controller family; empty: the kind has no restart budget to judge (serving
+  // controllers restart forever, a bare Pod is not restarted by anyone).
+  //   job       a batch/v1 Job: backoffLimit, podFailurePolicy (also the Job an MPIJob's
+  //             launcher runs as, and a RayJob's retries: a budget with no rules)
+  //   jobset    a JobSet: failurePolicy.maxRestarts and its rules over child Jobs
+  //   replicas  Kubeflow training-operator: each replica's restartPolicy, runPolicy.backoffLimit
+  //   volcano   Volcano: lifecycle policies (event -> action) and maxRetry
+  std::string model;
+  std::string budget;                          // path to the restart budget
+  std::optional<std::int64_t> budget_default;  // unset: unlimited when the field is unset
+  std::string per_index_budget = {};           // job: backoffLimitPerIndex (Indexed Jobs)
+  std::string rules = {};                      // path to the rules that can spare disruptions
+  std::string replica_restart_default = {};    // replicas: a replica's restartPolicy when unset
+  std::vector<std::string> restarting = {};    // replicas: restartPolicies the controller restarts
+
+  bool operator==(const RestartRow&) const = default;
+};
+
 // TrainingHints: what in a command or env shows that a pod trains (policies/evidence.h).
 // Wildcards as in acceleratorResources; flags are compared normalized (no leading
 // dashes, '-' as '_', lower case).
@@ -111,6 +135,8 @@ struct WorkloadKind {
   // "trainerRuntime": a Kubeflow Trainer TrainJob, judged as the JobSet its runtime and
   // its own fields make (webhook/core/trainjob_resolver.h).
   std::string resolve = {};
+  // How the kind's controller restarts a failed job (restart-on-failure).
+  RestartRow restart = {};
 
   bool operator==(const WorkloadKind&) const = default;
 };
@@ -139,6 +165,9 @@ struct Policy {
   // counted in a note. Bounds the work one request can ask for (a PyTorchJob may name
   // thousands of replica types); real workloads have a handful.
   std::int64_t max_parts_per_object = 256;
+  // restart-on-failure: a restart budget below this many restarts is small: one node
+  // drain or preemption after another uses it up unless disruptions are spared.
+  std::int64_t min_restart_budget = 3;
   // Objects in these namespaces are not evaluated.
   std::vector<std::string> excluded_namespaces;
   // Substrings of a mount path that suggest it holds checkpoints.

@@ -70,7 +70,7 @@ assert set(r) == {"apiVersion", "kind", "version", "objects", "skipped", "errors
 assert r["errors"] == [] and r["notes"] == [], (r["errors"], r["notes"])
 assert r["apiVersion"] == "kubegap.io/v1alpha1" and r["kind"] == "CheckReport", r
 assert isinstance(r["version"], str) and r["version"]
-checks = {"checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"}
+checks = {"checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations", "restart-on-failure"}
 findings = 0
 for o in r["objects"]:
     for k, t in (("file", str), ("line", int), ("kind", str), ("namespace", str), ("name", str), ("findings", list)):
@@ -99,7 +99,7 @@ for s in r["skipped"]:
         assert isinstance(s.get(k), t), (k, s)
 sm = r["summary"]
 assert sm["objects"] == len(r["objects"]) == 8 and sm["errors"] == 0, sm
-assert sm["findings"] == findings == 13, (sm, findings)
+assert sm["findings"] == findings == 14, (sm, findings)
 assert sm["podDisruptionBudgets"] == 1 and sm["nodes"] == 0, sm
 '
 py "json: every file of the tree but README.txt; kinds and lines as in the files" '
@@ -138,19 +138,20 @@ assert by_name["web"] == {} and by_name["tensorboard"] == {}, by_name
 # --- SARIF -----------------------------------------------------------------------------------
 run --output sarif "$fx/manifests"
 # shellcheck disable=SC2016  # python, not shell: $schema is a JSON key
-py "sarif: 2.1.0, the four rules, every result located at its object" '
+py "sarif: 2.1.0, the five rules, every result located at its object" '
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["version"] == "2.1.0", s["version"]
 assert "sarif" in s["$schema"], s["$schema"]
 run = s["runs"][0]
 rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
-assert rules == ["checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations"], rules
+assert rules == ["checkpoint-volume", "disruption-budget", "zone-spread", "gpu-health-tolerations",
+                 "restart-on-failure"], rules
 for r in run["tool"]["driver"]["rules"]:
     assert r["shortDescription"]["text"] and r["helpUri"].startswith("https://"), r
     assert r["help"]["text"].startswith("Fix: "), r
 results = run["results"]
-assert len(results) == 14, len(results)  # 13 findings and 1 exempt (suppressed)
+assert len(results) == 15, len(results)  # 14 findings and 1 exempt (suppressed)
 for x in results:
     assert x["ruleId"] in rules, x
     assert x["level"] in ("warning", "error", "note"), x
@@ -189,7 +190,7 @@ run --output sarif "$fx/single/job-and-pdb.yaml"
 py "sarif: a clean input has the rules and no results" '
 import json, sys
 run = json.load(open(sys.argv[1]))["runs"][0]
-assert len(run["tool"]["driver"]["rules"]) == 4 and run["results"] == [], run["results"]
+assert len(run["tool"]["driver"]["rules"]) == 5 and run["results"] == [], run["results"]
 '
 
 # --- an unreadable input costs only itself (mixed/: see its README.txt) ----------------------
@@ -264,11 +265,11 @@ expect 0 "1 object\(s\) checked" "a Chart.yaml that holds a Kubernetes object is
 
 # --- exit codes ------------------------------------------------------------------------------
 expect 0 "1 object\(s\) checked, 0 finding\(s\)$" "exit 0 when clean" -- "$fx/single/job-and-pdb.yaml"
-expect 0 "8 object\(s\) checked, 13 finding\(s\)" "exit 0 with findings (no --fail-on-findings)" -- "$fx/manifests"
-expect 1 "8 object\(s\) checked, 13 finding\(s\)" "exit 1 with findings and --fail-on-findings" -- --fail-on-findings "$fx/manifests"
+expect 0 "8 object\(s\) checked, 14 finding\(s\)" "exit 0 with findings (no --fail-on-findings)" -- "$fx/manifests"
+expect 1 "8 object\(s\) checked, 14 finding\(s\)" "exit 1 with findings and --fail-on-findings" -- --fail-on-findings "$fx/manifests"
 expect 0 "0 finding\(s\)" "exit 0 when clean with --fail-on-findings" -- --fail-on-findings "$fx/single/job-and-pdb.yaml"
 expect 0 "0 finding\(s\)" "not evaluated is not a finding (--fail-on-findings, no PDB)" -- --fail-on-findings "$fx/single/job.yaml"
-expect 1 '"findings": 13' "exit 1 with --output json --fail-on-findings, flags after the path" -- "$fx/manifests" --output json --fail-on-findings
+expect 1 '"findings": 14' "exit 1 with --output json --fail-on-findings, flags after the path" -- "$fx/manifests" --output json --fail-on-findings
 expect 2 "^kubegap-webhook check: $fx/invalid/malformed.yaml:11: invalid YAML" \
   "exit 2 on malformed YAML, naming file and line" -- "$fx/invalid/malformed.yaml"
 if grep -q "^Pod default/ok ($fx/invalid/malformed.yaml:2)$" "$tmp/out" && grep -q "1 input error(s)" "$tmp/out"; then
@@ -376,7 +377,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 checks = {f["check"] for o in r["objects"] for f in o["findings"]}
 assert checks == {"checkpoint-volume", "disruption-budget", "gpu-health-tolerations", "input"}, checks
-assert r["summary"]["findings"] == 11, r["summary"]  # 13 less the two zone-spread findings
+assert r["summary"]["findings"] == 11, r["summary"]  # zone-spread and restart-on-failure are not enabled
 '
 expect 0 "8 object\(s\) checked, 11 finding\(s\)" "--policy=FILE form" -- "--policy=$fx/policy-no-zone-spread.yaml" "$fx/manifests"
 
@@ -392,7 +393,7 @@ assert len(zone) == 2, zone
 assert all(f["action"] == "audit" and f["message"] == "" and f["reason"] for f in zone), zone
 others = [f for o in r["objects"] for f in o["findings"] if f["check"] != "zone-spread" and f["outcome"] == "finding"]
 assert others and all(f["action"] == "warn" and f["message"] for f in others), others
-assert r["summary"]["findings"] == 11, r["summary"]  # the two zone-spread findings no longer warn
+assert r["summary"]["findings"] == 12, r["summary"]  # the two zone-spread findings no longer warn
 '
 expect 0 "zone-spread: \(audit only\) pinned to zone" "checkActions audit: text lists the finding as audit only" -- \
   --policy "$tmp/audit-zone.yaml" "$fx/manifests"

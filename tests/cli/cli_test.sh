@@ -99,7 +99,7 @@ doc = json.load(sys.stdin)
 ids = {c["id"] for c in doc["cases"]}
 assert {"acme-llm-pretraining-2023", "osm-amsterdam-power-2022"} <= ids, ids
 assert [c["id"] for c in doc["checks"]] == ["checkpoint-volume", "disruption-budget", "zone-spread",
-                                             "gpu-health-tolerations"], doc["checks"]
+                                             "gpu-health-tolerations", "restart-on-failure"], doc["checks"]
 for check in doc["checks"]:
     assert check["remedy"] and len(check["cases"]) >= 2, check
     for cited in check["cases"]:

@@ -336,6 +336,7 @@ PodSpecView decode_pod_template(JsonReader& reader, const Value& value, const Js
   pod.tolerations = decode_list<Toleration>(reader, JsonReader::member(spec, "tolerations"),
                                             JsonPath{&spec_path, "tolerations"}, decode_toleration);
   pod.node_name = reader.string(JsonReader::member(spec, "nodeName"), JsonPath{&spec_path, "nodeName"});
+  pod.restart_policy = reader.string(JsonReader::member(spec, "restartPolicy"), JsonPath{&spec_path, "restartPolicy"});
   pod.resource_claims =
       decode_list<PodResourceClaim>(reader, JsonReader::member(spec, "resourceClaims"),
                                     JsonPath{&spec_path, "resourceClaims"}, decode_pod_resource_claim);

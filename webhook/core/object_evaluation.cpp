@@ -73,7 +73,10 @@ ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& 
 // volume or add tolerations). Without the runtime their findings are not evaluated; what
 // the TrainJob alone decides (a zone pin in its overrides, the PDB that selects its pods)
 // is still judged.
-constexpr std::array<std::string_view, 2> kRuntimeDecides = {kCheckpointVolume, "gpu-health-tolerations"};
+// restart-on-failure: the restart budget is the runtime's failurePolicy, which a TrainJob
+// cannot override.
+constexpr std::array<std::string_view, 3> kRuntimeDecides = {kCheckpointVolume, "gpu-health-tolerations",
+                                                             kRestartOnFailure};
 
 // evaluate_trainjob: a Kubeflow Trainer TrainJob, judged as the JobSet its runtime and its
 // own fields make (webhook/core/trainjob_resolver.h). The findings are the TrainJob's.

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "webhook/core/object_decoder.h"
+#include "webhook/core/restart_knobs.h"
 #include "webhook/core/trainjob_runtime.h"
 
 namespace kubegap {
@@ -185,17 +187,34 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
       if (!command.empty()) out.entrypoints.push_back(std::move(command));
     });
   }
+  const RestartRow& restart = kind.restart;
+  const RestartKnobs object_knobs =
+      restart.model.empty() ? RestartKnobs{} : decode_object_restart(reader, object, path, restart);
   for (const auto& location : kind.templates) {
-    walk_template_path(reader, object, path, location.path,
-                       [&](const Value& value, const JsonPath& at, const std::string& label) {
-                         PodSpecView pod = decode_pod_template(reader, value, at);
-                         add_controller_volumes(pod, added);
-                         pod.part = render(location.part, label, out.name);
-                         // A template without a label (a RayCluster's head) is named by its part.
-                         pod.coordinator = coordinator(reader, object, path, kind, label.empty() ? pod.part : label);
-                         add_controller_labels(pod, kind, location, label, out.name);
-                         out.pods.push_back(std::move(pod));
-                       });
+    // A part's own restart knobs live beside its template (a child Job, a replica, a task).
+    std::map<std::string, RestartKnobs, std::less<>> part_knobs;
+    const auto holder =
+        restart.model.empty() || restart.model == "job" ? std::nullopt : template_holder_path(location.path);
+    if (holder) {
+      walk_template_path(reader, object, path, *holder,
+                         [&](const Value& value, const JsonPath& at, const std::string&) {
+                           RestartKnobs knobs = object_knobs;
+                           decode_part_restart(reader, value, at, restart, knobs);
+                           part_knobs.insert_or_assign(at.render(), std::move(knobs));
+                         });
+    }
+    walk_template_path(
+        reader, object, path, location.path, [&](const Value& value, const JsonPath& at, const std::string& label) {
+          PodSpecView pod = decode_pod_template(reader, value, at);
+          const auto knobs = at.parent != nullptr && holder ? part_knobs.find(at.parent->render()) : part_knobs.end();
+          pod.restart = knobs != part_knobs.end() ? knobs->second : object_knobs;
+          add_controller_volumes(pod, added);
+          pod.part = render(location.part, label, out.name);
+          // A template without a label (a RayCluster's head) is named by its part.
+          pod.coordinator = coordinator(reader, object, path, kind, label.empty() ? pod.part : label);
+          add_controller_labels(pod, kind, location, label, out.name);
+          out.pods.push_back(std::move(pod));
+        });
   }
 }
 

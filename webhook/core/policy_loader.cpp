@@ -96,12 +96,15 @@ class PolicyParser {
       } else if (key == "healthTolerationSecondsBound") {
         policy.health_toleration_seconds_bound = positive_integer(value, key);
       } else if (key == "maxPartsPerObject") {
-        policy.max_parts_per_object = positive_integer(value, key);
+        policy.max_parts_per_object = positive_integer(value, key, "parts");
+      } else if (key == "minRestartBudget") {
+        policy.min_restart_budget = positive_integer(value, key, "restarts");
       } else {
         fail(entry.first, key,
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
-             "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, excludedNamespaces, "
+             "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, minRestartBudget, "
+             "excludedNamespaces, "
              "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, checkpointingOff, "
              "benchmarkFlags, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }
@@ -282,6 +285,8 @@ class PolicyParser {
         } else if (name == "resolve") {
           row.resolve = scalar(v, field);
           if (row.resolve != "trainerRuntime") fail(v, field, "expected trainerRuntime, got \"" + row.resolve + "\"");
+        } else if (name == "restart") {
+          row.restart = restart(v, field);
         } else if (name == "enabled") {
           enabled = boolean(v, field);
         } else if (name == "operations") {
@@ -304,7 +309,7 @@ class PolicyParser {
         } else {
           fail(entry.first, field,
                "unknown key (known: group, kind, class, training, operations, templates, claimTemplates, jobVolumes, "
-               "entrypoints, roles, wraps, evidencePromotes, resolve, podLabels, skipChecks, enabled)");
+               "entrypoints, roles, wraps, evidencePromotes, resolve, restart, podLabels, skipChecks, enabled)");
         }
       }
       if (!has_kind) fail(node, key, "every entry needs a kind");
@@ -322,10 +327,62 @@ class PolicyParser {
     }
   }
 
-  std::int64_t positive_integer(const YAML::Node& value, const std::string& key) const {
+  // restart: a row's restart block (RestartRow): the model, then paths and defaults.
+  RestartRow restart(const YAML::Node& value, const std::string& key) const {
+    if (!value.IsMap()) {
+      fail(value, key,
+           "expected a mapping {model, budget, budgetDefault, perIndexBudget, rules, replicaRestartDefault, "
+           "restarting}");
+    }
+    RestartRow out;
+    const auto path = [&](const YAML::Node& v, const std::string& field) {
+      std::string text = scalar(v, field);
+      if (const auto problem = validate_template_path(text); !problem.empty()) fail(v, field, problem);
+      return text;
+    };
+    for (const auto& entry : value) {
+      const std::string name = entry.first.Scalar();
+      const std::string field = dotted(key, name);
+      const YAML::Node& v = entry.second;
+      if (name == "model") {
+        out.model = scalar(v, field);
+        if (out.model != "job" && out.model != "jobset" && out.model != "replicas" && out.model != "volcano") {
+          fail(v, field, "expected job, jobset, replicas or volcano, got \"" + out.model + "\"");
+        }
+      } else if (name == "budget") {
+        out.budget = path(v, field);
+      } else if (name == "budgetDefault") {
+        std::int64_t n = 0;
+        if (!v.IsScalar() || !YAML::convert<std::int64_t>::decode(v, n) || n < 0) {
+          fail(v, field, "expected a non-negative integer (leave it out when an unset budget is unlimited)");
+        }
+        out.budget_default = n;
+      } else if (name == "perIndexBudget") {
+        out.per_index_budget = path(v, field);
+      } else if (name == "rules") {
+        out.rules = path(v, field);
+      } else if (name == "replicaRestartDefault") {
+        out.replica_restart_default = scalar(v, field);
+      } else if (name == "restarting") {
+        out.restarting = strings(v, field);
+      } else {
+        fail(entry.first, field,
+             "unknown key (known: model, budget, budgetDefault, perIndexBudget, rules, replicaRestartDefault, "
+             "restarting)");
+      }
+    }
+    if (out.model.empty() || out.budget.empty()) fail(value, key, "needs a model and a budget path");
+    if (out.model == "replicas" && out.replica_restart_default.empty()) {
+      fail(value, key, "model replicas needs replicaRestartDefault (the restartPolicy of a replica that sets none)");
+    }
+    return out;
+  }
+
+  std::int64_t positive_integer(const YAML::Node& value, const std::string& key,
+                                std::string_view unit = "seconds") const {
     std::int64_t out = 0;
     if (!value.IsScalar() || !YAML::convert<std::int64_t>::decode(value, out) || out <= 0) {
-      fail(value, key, "expected a positive integer (seconds)");
+      fail(value, key, "expected a positive integer (" + std::string(unit) + ")");
     }
     return out;
   }

@@ -115,7 +115,11 @@ std::string_view severity_of(std::string_view check) {
   // Our judgement of what a gap costs when it bites: losing every checkpoint costs the
   // run's progress since it began; the others cost a restart or minutes of a stalled job.
   if (check == "checkpoint-volume") return "high";
-  if (check == "gpu-health-tolerations" || check == "disruption-budget" || check == "zone-spread") return "medium";
+  // restart-on-failure: the run stops until someone restarts it by hand.
+  if (check == "gpu-health-tolerations" || check == "disruption-budget" || check == "zone-spread" ||
+      check == "restart-on-failure") {
+    return "medium";
+  }
   return "info";
 }
 

@@ -29,7 +29,7 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) == 16 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                                    2 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
+                                    3 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
@@ -54,6 +54,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.gpu_fault_taints, expected.gpu_fault_taints);
   EXPECT_EQ(actual.health_toleration_seconds_bound, expected.health_toleration_seconds_bound);
   EXPECT_EQ(actual.max_parts_per_object, expected.max_parts_per_object);
+  EXPECT_EQ(actual.min_restart_budget, expected.min_restart_budget);
   EXPECT_EQ(actual.excluded_namespaces, expected.excluded_namespaces);
   EXPECT_EQ(actual.checkpoint_path_hints, expected.checkpoint_path_hints);
   ASSERT_EQ(actual.workload_kinds.size(), expected.workload_kinds.size());
@@ -96,6 +97,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "gpuFaultTaints",
                                          "healthTolerationSecondsBound",
                                          "maxPartsPerObject",
+                                         "minRestartBudget",
                                          "excludedNamespaces",
                                          "checkpointPathHints",
                                          "workloadKinds"}));
@@ -227,6 +229,38 @@ INSTANTIATE_TEST_SUITE_P(
         BadPolicy{
             "bound_zero", "healthTolerationSecondsBound: 0\n", 1, {"healthTolerationSecondsBound", "positive integer"}},
         BadPolicy{"max_parts_zero", "maxPartsPerObject: 0\n", 1, {"maxPartsPerObject", "positive integer"}},
+        BadPolicy{"min_restart_zero", "minRestartBudget: 0\n", 1, {"minRestartBudget", "positive integer (restarts)"}},
+        BadPolicy{"restart_unknown_model",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "restart: {model: slurm, budget: spec.backoffLimit}\n",
+                  5,
+                  {"workloadKinds.restart.model", "expected job, jobset, replicas or volcano", "slurm"}},
+        BadPolicy{"restart_without_budget",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "restart: {model: job}\n",
+                  5,
+                  {"workloadKinds.restart", "needs a model and a budget path"}},
+        BadPolicy{"restart_bad_path",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "restart: {model: job, budget: \"spec..backoffLimit\"}\n",
+                  5,
+                  {"workloadKinds.restart.budget"}},
+        BadPolicy{"restart_negative_default",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "restart: {model: job, budget: spec.backoffLimit, budgetDefault: -1}\n",
+                  5,
+                  {"workloadKinds.restart.budgetDefault", "non-negative integer"}},
+        BadPolicy{
+            "restart_replicas_without_default",
+            "workloadKinds:\n  - kind: MyJob\n    group: example.com\n    templates: [{path: spec.template}]\n    "
+            "restart: {model: replicas, budget: spec.runPolicy.backoffLimit}\n",
+            5,
+            {"workloadKinds.restart", "replicaRestartDefault"}},
+        BadPolicy{"restart_unknown_key",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
+                  "restart: {model: job, budget: spec.backoffLimit, maxRetries: 3}\n",
+                  5,
+                  {"workloadKinds.restart.maxRetries", "unknown key", "perIndexBudget"}},
         BadPolicy{"bound_negative",
                   "kind: Policy\nhealthTolerationSecondsBound: -5\n",
                   2,

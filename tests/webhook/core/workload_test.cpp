@@ -52,6 +52,7 @@ constexpr const char* kCheckpoint = "checkpoint-volume";
 constexpr const char* kBudget = "disruption-budget";
 constexpr const char* kZone = "zone-spread";
 constexpr const char* kGpu = "gpu-health-tolerations";
+constexpr const char* kRestart = "restart-on-failure";
 constexpr const char* kNoClusterView = "not evaluated: no cluster view";
 
 // ---------------------------------------------------------------------------------------
@@ -361,7 +362,8 @@ std::vector<GapCase> gap_cases() {
        "CronJob",
        {{kCheckpoint, "", {"/mnt/ckpt", "hostPath", "\"ckpt\""}},
         {kZone, "", {"\"europe-west4-a\"", "required node affinity"}},
-        {kGpu, "", kDefault300}}},
+        {kGpu, "", kDefault300},
+        {kRestart, "", {"spec.jobTemplate.spec.backoffLimit is 2", "restartPolicy OnFailure"}}}},
       // Serving kinds (checksByClass serving: checkpoint-volume, and only for a
       // checkpoint-looking path): a GPU Deployment with no durable volume, pinned to a
       // zone, tolerating everything, is an inference server's business.
@@ -419,7 +421,9 @@ std::vector<GapCase> gap_cases() {
       {"xgboostjob",
        "kubeflow.org/v1",
        "XGBoostJob",
-       {{kCheckpoint, "replica Master, replica Worker", kNoDurable}, {kGpu, "replica Worker", kDefault300}}},
+       {{kCheckpoint, "replica Master, replica Worker", kNoDurable},
+        {kGpu, "replica Worker", kDefault300},
+        {kRestart, "replica Master", {"restartPolicy Never", "fails the XGBoostJob"}}}},
       {"paddlejob",
        "kubeflow.org/v1",
        "PaddleJob",
@@ -445,7 +449,8 @@ std::vector<GapCase> gap_cases() {
        "RayJob",
        {{kCheckpoint, "workerGroup gpu-group", kNoDurable},
         {kZone, "workerGroup gpu-group", {"\"us-east-1b\"", "nodeSelector"}},
-        {kGpu, "workerGroup gpu-group", kDefault300}}},
+        {kGpu, "workerGroup gpu-group", kDefault300},
+        {kRestart, "workerGroup gpu-group", {"spec.backoffLimit is unset (0 by default)"}}}},
       {"volcano-job",
        "batch.volcano.sh/v1alpha1",
        "Job",
@@ -520,13 +525,19 @@ std::vector<GapCase> gap_cases() {
        "TrainingRuntime",
        {{kCheckpoint, "replicatedJob node", {"/workspace/checkpoints", "emptyDir", "\"checkpoints\""}},
         {kZone, "replicatedJob node", {"\"us-central1-a\"", "nodeSelector"}},
-        {kGpu, "replicatedJob node", kDefault300}}},
+        {kGpu, "replicatedJob node", kDefault300},
+        {kRestart,
+         "replicatedJob dataset-initializer, replicatedJob node",
+         {"spec.template.spec.failurePolicy.maxRestarts is unset", "TrainJob made from it"}}}},
       {"clustertrainingruntime",
        "trainer.kubeflow.org/v1alpha1",
        "ClusterTrainingRuntime",
        {{kCheckpoint, "replicatedJob node", {"/workspace/checkpoints", "emptyDir", "\"checkpoints\""}},
         {kZone, "replicatedJob node", {"\"us-central1-a\"", "nodeSelector"}},
-        {kGpu, "replicatedJob node", kDefault300}}},
+        {kGpu, "replicatedJob node", kDefault300},
+        {kRestart,
+         "replicatedJob dataset-initializer, replicatedJob node",
+         {"spec.template.spec.failurePolicy.maxRestarts is unset", "TrainJob made from it"}}}},
       {"hyperpodpytorchjob",
        "sagemaker.amazonaws.com/v1",
        "HyperPodPyTorchJob",
@@ -535,7 +546,9 @@ std::vector<GapCase> gap_cases() {
       {"raycronjob",
        "ray.io/v1",
        "RayCronJob",
-       {{kCheckpoint, "workerGroup gpu-group", kNoDurable}, {kGpu, "workerGroup gpu-group", kDefault300}}},
+       {{kCheckpoint, "workerGroup gpu-group", kNoDurable},
+        {kGpu, "workerGroup gpu-group", kDefault300},
+        {kRestart, "workerGroup gpu-group", {"spec.jobTemplate.backoffLimit is unset (0 by default)"}}}},
       {"volcano-cronjob",
        "batch.volcano.sh/v1alpha1",
        "CronJob",

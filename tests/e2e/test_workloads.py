@@ -78,15 +78,20 @@ def mpijob(name, good):
                                          "Worker": {"replicas": 2, "template": template(good)}}}}
 
 
-def jobset(name, good):
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
-            "spec": {"replicatedJobs": [{"name": "workers", "replicas": 4, "template": {"spec": {
-                "parallelism": 2, "completions": 2, "backoffLimit": 0, "template": template(good)}}}]}}
+def jobset(name, good, max_restarts=None):
+    obj = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
+           "spec": {"replicatedJobs": [{"name": "workers", "replicas": 4, "template": {"spec": {
+               "parallelism": 2, "completions": 2, "backoffLimit": 0, "template": template(good)}}}]}}
+    if max_restarts is None and good:
+        max_restarts = 3
+    if max_restarts is not None:
+        obj["spec"]["failurePolicy"] = {"maxRestarts": max_restarts}
+    return obj
 
 
 def rayjob(name, good):
     return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": name},
-            "spec": {"entrypoint": "python /home/ray/train.py", "rayClusterSpec": {
+            "spec": {"entrypoint": "python /home/ray/train.py", "backoffLimit": 3 if good else 0, "rayClusterSpec": {
                 "headGroupSpec": {"rayStartParams": {}, "template": template(good, gpus=0, name="ray-head")},
                 "workerGroupSpecs": [{"groupName": "gpu-group", "replicas": 2, "minReplicas": 2, "maxReplicas": 2,
                                       "rayStartParams": {}, "template": template(good, name="ray-worker")}]}}}
@@ -95,12 +100,17 @@ def rayjob(name, good):
 def volcano_job(name, good):
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
             "spec": {"minAvailable": 2, "schedulerName": "volcano",
+                     "policies": [{"event": "PodFailed", "action": "RestartJob"}] if good else [],
                      "tasks": [{"name": "worker", "replicas": 2, "template": template(good)}]}}
 
 
+IGNORE_DISRUPTIONS = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+
+
 def batch_job(name, good):
+    spec = {"backoffLimit": 4, "podFailurePolicy": IGNORE_DISRUPTIONS} if good else {"backoffLimit": 0}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"backoffLimit": 0, "template": template(good)}}
+            "spec": {**spec, "template": template(good)}}
 
 
 # kind builder, the parts the warnings must name, whether the head carries the zone pin too.
@@ -207,6 +217,43 @@ class WorkloadKinds(unittest.TestCase):
         annotations = events[-1].get("annotations", {})
         self.assertIn("workerGroup gpu-group", annotations.get("kubegap.kubegap.io/gpu-health-tolerations", ""))
         self.assertIn("acme-llm-pretraining-2023", annotations.get("kubegap.kubegap.io/checkpoint-volume", ""))
+
+    # Issue 30: restart-on-failure, on the real API server.
+    def test_jobset_without_failure_policy_is_warned_with_the_fix(self):
+        obj = jobset("jobset-no-restarts", good=True)
+        del obj["spec"]["failurePolicy"]
+        r, by_check, _ = apply(obj)
+        self.assertEqual(list(by_check), ["restart-on-failure"], r.stderr)
+        warning = by_check["restart-on-failure"]
+        self.assertIn("replicatedJob workers: spec.failurePolicy.maxRestarts is unset (0 by default)", warning)
+        self.assertIn("one failed child Job ends the JobSet", warning)
+        self.assertIn("set spec.failurePolicy.maxRestarts to 3 or more", warning)
+        self.assertIn("(case opt-175b-logbook-2021)", warning)
+
+    def test_jobset_with_max_restarts_3_gets_no_restart_warning(self):
+        r, by_check, _ = apply(jobset("jobset-three-restarts", good=True, max_restarts=3))
+        self.assertIn("created", r.stdout)
+        self.assertNotIn("restart-on-failure", by_check, r.stderr)
+        self.assertEqual(by_check, {}, r.stderr)
+
+    def test_job_with_backoff_limit_0_is_warned_and_audited_with_cases(self):
+        obj = batch_job("job-no-restarts", good=True)
+        obj["spec"] = {"backoffLimit": 0, "template": obj["spec"]["template"]}
+        r, by_check, _ = apply(obj)
+        self.assertEqual(list(by_check), ["restart-on-failure"], r.stderr)
+        self.assertIn("spec.backoffLimit is 0: one failed pod or lost node ends the run", by_check["restart-on-failure"])
+        # The printed fix is cut to one line; the audit annotation below carries it whole.
+        self.assertIn("[fix: set spec.backoffLimit to 3 or more", by_check["restart-on-failure"])
+        events = [e for e in CP.audit_events()
+                  if e.get("objectRef", {}).get("resource") == "jobs" and e.get("verb") == "create"
+                  and e.get("objectRef", {}).get("name") == "job-no-restarts" and e.get("stage") == "ResponseComplete"]
+        self.assertTrue(events)
+        annotation = events[-1].get("annotations", {}).get("kubegap.kubegap.io/restart-on-failure", "")
+        self.assertIn("spec.backoffLimit is 0: no restart", annotation)
+        self.assertIn("{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}", annotation)
+        self.assertIn("resumes only from a durable checkpoint", annotation)
+        self.assertIn("cases: opt-175b-logbook-2021, bloom-176b-training-2022, llama3-pretraining-2024, "
+                      "acme-llm-pretraining-2023", annotation)
 
     # Issues 10 and 19: warnings only where training happens.
     def test_gpu_inference_deployment_gets_no_warning(self):

@@ -281,6 +281,40 @@ TEST(RestartOnFailure, TrainJobWithAnUnknownRuntimeIsNotEvaluated) {
   EXPECT_EQ(it->outcome, Outcome::kNotEvaluated);
 }
 
+// The owner can exempt the check, as any other: an audit annotation, no warning.
+TEST(RestartOnFailure, AnExemptedJobIsAnnotatedNotWarned) {
+  auto documents = kubegap::load_yaml_documents(
+      "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ml\n  annotations:\n"
+      "    kubegap.io/exempt: restart-on-failure\n    kubegap.io/exempt-reason: a one-shot sweep, rerun by hand\n"
+      "spec:\n  backoffLimit: 0\n  template:\n" +
+          pod("    "),
+      "job");
+  const kubegap::Policy& policy = kubegap::default_policy();
+  const auto e = kubegap::evaluate_object(documents.front().json, "object", *policy.workload_kind("batch", "Job"), "ml",
+                                          nullptr, policy, "none");
+  const auto it = std::find_if(e.findings.begin(), e.findings.end(),
+                               [](const Finding& f) { return f.check == kubegap::kRestartOnFailure; });
+  ASSERT_NE(it, e.findings.end());
+  EXPECT_EQ(it->outcome, Outcome::kExempt);
+  EXPECT_EQ(it->reason, "a one-shot sweep, rerun by hand");
+}
+
+// checkpoint-volume and restart-on-failure together: the restart fix points at the other.
+TEST(RestartOnFailure, TheFixLinksTheCheckpointFindingWhenBothFire) {
+  auto documents = kubegap::load_yaml_documents(job("  backoffLimit: 0\n"), "job");
+  const kubegap::Policy& policy = kubegap::default_policy();
+  const auto e = kubegap::evaluate_object(documents.front().json, "object", *policy.workload_kind("batch", "Job"), "ml",
+                                          nullptr, policy, "none");
+  const auto restart = std::find_if(e.findings.begin(), e.findings.end(),
+                                    [](const Finding& f) { return f.check == kubegap::kRestartOnFailure; });
+  const bool checkpoint_gap = std::any_of(e.findings.begin(), e.findings.end(), [](const Finding& f) {
+    return f.check == kubegap::kCheckpointVolume && f.outcome == Outcome::kFinding;
+  });
+  ASSERT_TRUE(checkpoint_gap);  // the template mounts nothing durable
+  ASSERT_NE(restart, e.findings.end());
+  EXPECT_NE(restart->remedy.find("(see the checkpoint-volume finding)"), std::string::npos) << restart->remedy;
+}
+
 // A user's own CRD gets a restart block in the policy file, with no code.
 TEST(RestartOnFailure, APolicyRowForANewKindIsJudged) {
   const kubegap::Policy policy = kubegap::parse_policy(

@@ -4,7 +4,8 @@
 // itself), and Kubernetes restarts a job only within the budget its kind sets. Two gaps:
 //   (a) no restart at all: one failed pod or lost node ends the whole run;
 //   (b) a small budget that drains, preemptions and evictions use up, because nothing
-//       spares failures the API marks with the DisruptionTarget pod condition.
+//       spares failures the API marks with the DisruptionTarget pod condition (only
+//       where the kind can: a Job, a JobSet's child Jobs).
 // How each controller combines its knobs (docs/restart-on-failure-research.md cites the
 // code for each) is one function per RestartRow model; where the knobs are is data.
 #include <algorithm>
@@ -77,13 +78,11 @@ std::optional<Gap> judge_job(const PodSpecView& pod, const Judged& j) {
     return finding(at + ": one failed pod or lost node ends the run", at + ": no restart",
                    "set " + path + " to " + std::to_string(j.min_budget) + " or more" + spare);
   }
-  if (budget >= j.min_budget || disruption == "Ignore") return std::nullopt;
+  // (b) only where the kind can spare disruptions: without a rule to add, a larger budget
+  // is a matter of taste, not a gap the owner can close (an MPIJob launcher, a RayJob).
+  if (budget >= j.min_budget || disruption == "Ignore" || !has_rules) return std::nullopt;
   const std::string cost =
       ": drains and preemptions use it up (" + std::to_string(budget + 1) + " failures end the run)";
-  if (!has_rules) {
-    return finding(at + " and " + j.kind + " cannot spare disruptions" + cost, at + ", disruptions count against it",
-                   "raise " + path + " to " + std::to_string(j.min_budget) + " or more");
-  }
   if (pod.restart_policy == "OnFailure") {
     // The API refuses a podFailurePolicy with restartPolicy OnFailure.
     return finding(
@@ -130,7 +129,8 @@ std::optional<Gap> judge_jobset(const PodSpecView&, const Judged& j) {
 
 // Kubeflow training-operator kinds (v1.9.0): a replica whose restartPolicy the controller
 // does not restart fails the whole job on its first failed pod (a drained pod counts as
-// failed); runPolicy.backoffLimit, unset, is unlimited. Nothing reads DisruptionTarget.
+// failed); runPolicy.backoffLimit, unset, is unlimited. Nothing reads DisruptionTarget,
+// so a small budget is no (b) gap here.
 std::optional<Gap> judge_replicas(const PodSpecView&, const Judged& j) {
   const bool written = !j.knobs.replica_restart_policy.empty();
   const std::string& policy = written ? j.knobs.replica_restart_policy : j.row.replica_restart_default;
@@ -147,15 +147,11 @@ std::optional<Gap> judge_replicas(const PodSpecView&, const Judged& j) {
     return finding(at + ": one failed pod ends the run", at + ": no restart",
                    "set " + j.row.budget + " to " + std::to_string(j.min_budget) + " or more, or leave it unset");
   }
-  if (*j.knobs.budget >= j.min_budget) return std::nullopt;
-  return finding(at + " and " + j.kind + " cannot spare disruptions: each drain or preemption uses one",
-                 at + ", disruptions count against it",
-                 "raise " + j.row.budget + " to " + std::to_string(j.min_budget) + " or more, or leave it unset");
+  return std::nullopt;  // a small budget: nothing in these kinds can spare disruptions
 }
 
 // Volcano (v1.15.1): a task's policies are matched before the job's. With no policy for
-// PodFailed a failed pod is never replaced; Restart* actions retry up to maxRetry (0 is
-// made 3 by Volcano's webhook), and evictions count like failures.
+// PodFailed a failed pod is never replaced; Restart* actions retry up to maxRetry.
 std::optional<Gap> judge_volcano(const PodSpecView& pod, const Judged& j) {
   std::vector<RestartRule> rules = j.knobs.part_rules;
   rules.insert(rules.end(), j.knobs.rules.begin(), j.knobs.rules.end());
@@ -176,14 +172,9 @@ std::optional<Gap> judge_volcano(const PodSpecView& pod, const Judged& j) {
         "is never replaced and the run stalls or fails",
         "no PodFailed policy and restartPolicy Never: no restart", fix);
   }
-  if (!action.starts_with("Restart")) return std::nullopt;
-  std::int64_t budget = j.knobs.budget.value_or(j.row.budget_default.value_or(3));
-  if (budget == 0) budget = j.row.budget_default.value_or(3);
-  if (budget >= j.min_budget) return std::nullopt;
-  const std::string at = j.row.budget + " is " + std::to_string(budget);
-  return finding(at + " and Volcano cannot spare disruptions: each eviction or failure uses a retry",
-                 at + ", disruptions count against it",
-                 "raise " + j.row.budget + " to " + std::to_string(j.min_budget) + " or more");
+  // A Restart* action retries (maxRetry; 0 is made 3): Volcano has no rule that could
+  // spare disruptions, so a small maxRetry is not a gap the owner can close.
+  return std::nullopt;
 }
 
 const WorkloadKind* restart_row(const PodSpecView& pod, const CheckContext& ctx) {

@@ -160,19 +160,27 @@ class Test1Rendered(unittest.TestCase):
         want = sorted([(("",), ("nodes",)), (("policy",), ("poddisruptionbudgets",))] +
                       [(tuple(r["apiGroups"]), tuple(r["resources"])) for r in WEBHOOK_RULES])
         self.assertEqual(reads, want)
-        writes = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"])))
+        writes = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"])),
+                         tuple(r.get("resourceNames", ())))
                         for r in role["rules"] if sorted(r["verbs"]) != ["get", "list", "watch"])
-        report_verbs = ("create", "delete", "get", "list", "update")
-        self.assertEqual(writes, [(("openreports.io",), ("reports", "clusterreports"), report_verbs),
-                                  (("wgpolicyk8s.io",), ("policyreports", "clusterpolicyreports"), report_verbs)])
+        # Its own reports only (named kubegap) for get, update and delete; create and list
+        # cannot be limited by name (issue 31).
+        by_name, unnamed = ("delete", "get", "update"), ("create", "list")
+        self.assertEqual(writes, [(("openreports.io",), ("reports", "clusterreports"), unnamed, ()),
+                                  (("openreports.io",), ("reports", "clusterreports"), by_name, ("kubegap",)),
+                                  (("wgpolicyk8s.io",), ("policyreports", "clusterpolicyreports"), unnamed, ()),
+                                  (("wgpolicyk8s.io",), ("policyreports", "clusterpolicyreports"), by_name,
+                                   ("kubegap",))])
         for r in role["rules"]:
-            self.assertNotIn("resourceNames", r)
             self.assertNotIn("nonResourceURLs", r)
             self.assertNotIn("*", r["verbs"] + r["resources"] + r["apiGroups"])
         lease_role = one("base", "Role")
         self.assertEqual(lease_role["metadata"]["namespace"], NS)
         self.assertEqual(lease_role["rules"], [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                                                "verbs": ["get", "create", "update"]}])
+                                                "resourceNames": ["kubegap-webhook-audit"],
+                                                "verbs": ["get", "update"]},
+                                               {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                                                "verbs": ["create"]}])
         for kind, ref in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
             binding = one("base", kind)
             self.assertEqual(binding["roleRef"]["kind"], ref)
@@ -182,8 +190,8 @@ class Test1Rendered(unittest.TestCase):
         self.assertEqual(pod["serviceAccountName"], "kubegap-webhook")
         env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in pod["containers"][0]["env"]}
         self.assertEqual(env, {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"})
-        note("ClusterRole: get/list/watch on PDBs, Nodes and the webhook rules' kinds; get/list/create/"
-             "update/delete on its report kinds only; Role: its Lease in its own namespace")
+        note("ClusterRole: get/list/watch on PDBs, Nodes and the webhook rules' kinds; get/update/delete on "
+             "its reports by name, create/list on its report kinds; Role: its Lease by name in its own namespace")
 
     def test_policy_configmap_excludes_system_namespaces_and_loads(self):
         cm = one("base", "ConfigMap", "kubegap-policy")
@@ -307,7 +315,7 @@ class Test1Rendered(unittest.TestCase):
         d = one("base", "Deployment")
         spec = policy["spec"]
         self.assertTrue(selects(spec["podSelector"], d["spec"]["template"]["metadata"]["labels"]))
-        self.assertEqual(spec["policyTypes"], ["Ingress"])
+        self.assertEqual(spec["policyTypes"], ["Ingress", "Egress"])
         ports = {p["name"]: p["containerPort"] for p in d["spec"]["template"]["spec"]["containers"][0]["ports"]}
         rules = {}
         for rule in spec["ingress"]:
@@ -316,9 +324,18 @@ class Test1Rendered(unittest.TestCase):
             rules[ports.get(port, port)] = rule.get("from")
         self.assertEqual(set(rules), {8443, 9090}, "no other port is reachable")
         self.assertIsNone(rules[8443], "the API server's addresses cannot be named portably: open, --client-ca guards it")
-        self.assertEqual(rules[9090], [{"namespaceSelector": {},
+        self.assertEqual(rules[9090], [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
                                          "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}])
-        note("NetworkPolicy: 8443 from any source (the API server), 9090 from Prometheus pods only")
+        # Egress: the API server's ports only, never link-local (cloud metadata) addresses.
+        self.assertEqual(len(spec["egress"]), 1, spec["egress"])
+        egress = spec["egress"][0]
+        self.assertEqual(sorted(p["port"] for p in egress["ports"]), [443, 6443])
+        blocks = {b["ipBlock"]["cidr"]: b["ipBlock"]["except"] for b in egress["to"]}
+        self.assertEqual(set(blocks), {"0.0.0.0/0", "::/0"})
+        self.assertIn("169.254.0.0/16", blocks["0.0.0.0/0"])
+        self.assertIn("fd00:ec2::254/128", blocks["::/0"])
+        note("NetworkPolicy: 8443 from any source (the API server), 9090 from Prometheus pods in monitoring only; "
+             "egress to 443/6443 only, metadata and link-local excluded")
 
     def test_pdb(self):
         pdb = one("base", "PodDisruptionBudget")
@@ -597,11 +614,16 @@ class Test2AgainstTheApiServer(unittest.TestCase):
             r = CP.kubectl("auth", "can-i", verb, resource, "-A", "--as", SA_USER, check=False)
             self.assertEqual(r.stdout.strip(), "yes" if (verb, resource) in allowed else "no",
                              f"can-i {verb} {resource}: {r.stdout} {r.stderr}")
-        # The Lease: in its own namespace only.
-        for namespace, want in ((NS, "yes"), ("default", "no")):
-            r = CP.kubectl("auth", "can-i", "update", "leases.coordination.k8s.io", "-n", namespace,
-                           "--as", SA_USER, check=False)
-            self.assertEqual(r.stdout.strip(), want, f"can-i update leases -n {namespace}: {r.stdout}")
+        # The Lease: its own, in its own namespace only; create cannot be limited by name.
+        for verb, resource, namespace, want in (
+                ("update", "leases.coordination.k8s.io/kubegap-webhook-audit", NS, "yes"),
+                ("get", "leases.coordination.k8s.io/kubegap-webhook-audit", NS, "yes"),
+                ("update", "leases.coordination.k8s.io/kube-scheduler", NS, "no"),
+                ("update", "leases.coordination.k8s.io/kubegap-webhook-audit", "default", "no"),
+                ("create", "leases.coordination.k8s.io", NS, "yes"),
+                ("create", "leases.coordination.k8s.io", "default", "no")):
+            r = CP.kubectl("auth", "can-i", verb, resource, "-n", namespace, "--as", SA_USER, check=False)
+            self.assertEqual(r.stdout.strip(), want, f"can-i {verb} {resource} -n {namespace}: {r.stdout}")
         note(f"kubectl auth can-i as {SA_USER}: yes for reads of what it evaluates, its reports and "
              f"its Lease in {NS}; no for {len(denied)} other verbs/resources (secrets, writes)")
 

@@ -53,3 +53,9 @@ app.kubernetes.io/component: webhook
 {{- end -}}
 {{- toJson .Values._kubegapTLS -}}
 {{- end -}}
+
+{{/* The audit Lease's name: serve.auditLease's NAME, else the binary's default. */}}
+{{- define "kubegap.auditLeaseName" -}}
+{{- $lease := .Values.serve.auditLease | default "" -}}
+{{- if $lease -}}{{- last (splitList "/" $lease) -}}{{- else -}}kubegap-webhook-audit{{- end -}}
+{{- end -}}

@@ -20,7 +20,18 @@ using tcp = net::ip::tcp;
 namespace {
 constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 
-net::awaitable<void> serve_health(tcp::socket socket, const ReadinessState& readiness, const Metrics& metrics) {
+// OpenSlot: one counted connection, released when its coroutine ends however it ends.
+struct OpenSlot {
+  std::shared_ptr<std::atomic<std::size_t>> open;
+  explicit OpenSlot(std::shared_ptr<std::atomic<std::size_t>> counter) : open(std::move(counter)) {}
+  OpenSlot(const OpenSlot&) = delete;
+  OpenSlot& operator=(const OpenSlot&) = delete;
+  ~OpenSlot() { open->fetch_sub(1); }
+};
+
+net::awaitable<void> serve_health(tcp::socket socket, const ReadinessState& readiness, const Metrics& metrics,
+                                  std::shared_ptr<std::atomic<std::size_t>> open) {
+  const OpenSlot slot{std::move(open)};
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer(8192);
   http::request_parser<http::string_body> parser;
@@ -57,13 +68,14 @@ HttpResponse route_health_request(const HttpRequest& request, const ReadinessSta
                        "text/plain");
 }
 
-HealthServer::HealthServer(net::io_context& ioc, const ReadinessState& readiness, const Metrics& metrics,
-                           tcp::endpoint endpoint)
+HealthServer::HealthServer(net::io_context& ioc, const ReadinessState& readiness, Metrics& metrics,
+                           tcp::endpoint endpoint, std::size_t max_connections)
     : ioc_(ioc),
       readiness_(readiness),
       metrics_(metrics),
       endpoint_(std::move(endpoint)),
-      acceptor_(net::make_strand(ioc)) {}
+      acceptor_(net::make_strand(ioc)),
+      max_connections_(max_connections) {}
 
 tcp::endpoint HealthServer::listen() {
   open_listener(acceptor_, endpoint_, "--health-listen", net::socket_base::max_listen_connections);
@@ -79,8 +91,15 @@ tcp::endpoint HealthServer::listen() {
             co_await backoff.async_wait(kAwait);
             continue;
           }
+          if (open_->fetch_add(1) >= max_connections_) {
+            open_->fetch_sub(1);
+            metrics_.health_connection_refused();
+            beast::error_code ignored;
+            socket.close(ignored);
+            continue;
+          }
           auto executor = socket.get_executor();
-          net::co_spawn(executor, serve_health(std::move(socket), readiness_, metrics_), net::detached);
+          net::co_spawn(executor, serve_health(std::move(socket), readiness_, metrics_, open_), net::detached);
         }
       },
       net::detached);

@@ -36,6 +36,7 @@ class Metrics {
   // check ids that produced warnings.
   void record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found);
   void connection_refused() { connections_refused_.fetch_add(1, std::memory_order_relaxed); }
+  void health_connection_refused() { health_connections_refused_.fetch_add(1, std::memory_order_relaxed); }
   // connection_evicted: an idle connection closed to keep a slot free for new ones.
   // tls_handshake_failed: a handshake that failed for a reason other than the peer
   // leaving (no client certificate under --client-ca, no common protocol or suite).
@@ -92,6 +93,7 @@ class Metrics {
   std::vector<std::atomic<std::uint64_t>> findings_;
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<std::uint64_t> connections_refused_{0};
+  std::atomic<std::uint64_t> health_connections_refused_{0};
   std::atomic<std::uint64_t> connections_evicted_{0};
   std::atomic<std::uint64_t> tls_handshakes_failed_{0};
   std::atomic<std::uint64_t> requests_shed_{0};

@@ -845,6 +845,44 @@ TEST(ServerTest, ConnectionsBeyondTheCapAreClosedAndCounted) {
   EXPECT_NE(metrics.find("kubegap_connections_refused_total 1"), std::string::npos) << metrics;
 }
 
+// The health listener caps its connections too (issue 31): connections that send nothing
+// cannot pile up on it; past the cap a new one is closed at once and counted, and once
+// they are gone the probes are answered again.
+TEST(HealthServerTest, ConnectionsBeyondItsCapAreClosedAndCounted) {
+  net::io_context ioc;
+  Metrics metrics;
+  ReadinessState readiness;
+  readiness.mark_ready();
+  HealthServer health(ioc, readiness, metrics, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0), 2);
+  const unsigned short port = health.listen().port();
+  auto work = net::make_work_guard(ioc);
+  std::thread runner([&] { ioc.run(); });
+  net::io_context client;
+  const tcp::endpoint at(net::ip::make_address("127.0.0.1"), port);
+  tcp::socket first(client), second(client), third(client);
+  first.connect(at);
+  second.connect(at);
+  third.connect(at);
+  // The third is closed by the server: a read ends (EOF or reset) instead of waiting.
+  third.non_blocking(true);
+  beast::error_code ec = net::error::would_block;
+  // (Within 2 s: the listener's own 5 s request deadline would close it later anyway.)
+  EXPECT_TRUE(within(std::chrono::seconds(2), [&] {
+    char byte = 0;
+    third.read_some(net::buffer(&byte, 1), ec);
+    return ec && ec != net::error::would_block;
+  })) << "the connection over the cap stays open";
+  EXPECT_NE(metrics.render().find("kubegap_health_connections_refused_total 1\n"), std::string::npos);
+  first.close();
+  second.close();
+  EXPECT_TRUE(within(std::chrono::seconds(5), [&] { return health_get(port, "/healthz").first == 200; }))
+      << "the slots of closed connections are given back";
+  health.stop();
+  work.reset();
+  ioc.stop();
+  runner.join();
+}
+
 TEST(ServerTest, AnswersExpect100ContinueBeforeTheBody) {
   TestServer server;
   TlsClient client(server.port());

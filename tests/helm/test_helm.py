@@ -237,6 +237,20 @@ class Chart(unittest.TestCase):
         off = helm("template", "kg", CHART, "-n", NS, "--set", "helmTest.enabled=false").stdout
         self.assertNotIn("helm.sh/hook: test", off)
 
+    def test_audit_off_profile_drops_the_workload_reads_the_report_writes_and_the_lease(self):
+        """serve.auditInterval 0: the pod keeps only what the cluster view reads (issue 31)."""
+        rendered = objects(helm("template", "kg", CHART, "-n", NS, "--set", "serve.auditInterval=0",
+                                "--set", "helmTest.enabled=false").stdout)
+        role = rendered[("ClusterRole", "kubegap-webhook")]
+        rules = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(r["verbs"])) for r in role["rules"])
+        reads = ("get", "list", "watch")
+        self.assertEqual(rules, [(("",), ("nodes",), reads), (("policy",), ("poddisruptionbudgets",), reads),
+                                 (("trainer.kubeflow.org",), ("trainingruntimes", "clustertrainingruntimes"), reads)])
+        self.assertNotIn(("Role", "kubegap-webhook-audit"), rendered)
+        self.assertNotIn(("RoleBinding", "kubegap-webhook-audit"), rendered)
+        args = rendered[("Deployment", "kubegap-webhook")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.assertEqual(args[args.index("--audit-interval") + 1], "0")
+
     def test_chart_and_kustomize_base_agree(self):
         chart = objects(helm("template", "kg", CHART, "-n", NS, "--set", "helmTest.enabled=false").stdout)
         base = objects(CP.kubectl("kustomize", os.path.join(SOURCE, "manifests", "base")).stdout)

@@ -1508,14 +1508,22 @@ current-context: fake
     restarts = m.get('kubegap_cluster_view_watch_restarts_total{resource="poddisruptionbudgets"}', 0)
     listed_before = sum(1 for l in server.lines() if l.get("msg") == "cluster view listed")
     fake.poison.set()
+
+    def pdbs_listed_again():
+        later = [l for l in server.lines() if l.get("msg") == "cluster view listed"][listed_before:]
+        return any(l.get("resource") == "poddisruptionbudgets" for l in later)
+
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and sum(1 for l in server.lines()
-                                              if l.get("msg") == "cluster view listed") <= listed_before:
+    while time.monotonic() < deadline and not pdbs_listed_again():
         time.sleep(0.2)
     after = errors()
     m = server.metrics()
     restarts_after = m.get('kubegap_cluster_view_watch_restarts_total{resource="poddisruptionbudgets"}', 0)
+    # Only PDBs and Nodes are compared: the Trainer runtimes' watches back off on their own
+    # (the fake serves no such kind), so one of them may list at any moment, more so on a
+    # loaded machine (a cold CI run saw clustertrainingruntimes list in this window).
     relisted = [l for l in server.lines() if l.get("msg") == "cluster view listed"][listed_before:]
+    relisted = [l for l in relisted if l.get("resource") in ("poddisruptionbudgets", "nodes")]
     check(after["poddisruptionbudgets"] > before["poddisruptionbudgets"] and restarts_after > restarts and
           [l.get("resource") for l in relisted] == ["poddisruptionbudgets"],
           f"apiserver: an unreadable watch event is counted (errors {before} -> {after}, watch restarts "

@@ -52,6 +52,9 @@ struct CheckContext {
   // written ("--output_dir"); empty when the command names none.
   std::string_view save_path = {};
   std::string_view save_flag = {};
+  // The workload-table row that judges this part (the wrapped object's own for a part of
+  // a Katib trial, the owner's for a Pod); nullptr when no row does.
+  const WorkloadKind* row = nullptr;
 };
 
 // Gap: one check's conclusion about one pod spec.

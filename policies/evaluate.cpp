@@ -344,10 +344,10 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       if (!policy.check_applies(check.id, workload_class)) continue;
       // A coordinator writes no checkpoints: its job's writers are judged.
       if (check.id == kCheckpointVolume && pod->coordinator) continue;
-      if (skipped_for(pod_row(*pod, row, policy), check.id)) continue;
-      const CheckContext ctx{object,      policy,         cluster,     cluster_unavailable,
-                             accelerator, workload_class, destination, saving_off,
-                             save_at,     save_flag};
+      const WorkloadKind* part_row = pod_row(*pod, row, policy);
+      if (skipped_for(part_row, check.id)) continue;
+      const CheckContext ctx{object,      policy,     cluster, cluster_unavailable, accelerator, workload_class,
+                             destination, saving_off, save_at, save_flag,           part_row};
       auto gap = check.run(*pod, ctx);
       if (!gap) continue;
       if (gap->outcome == Outcome::kFinding &&

@@ -11,7 +11,7 @@
 #include <algorithm>
 
 #include "policies/checks.h"
-#include "policies/classifier.h"
+#include "policies/classifier.h"  // kTrainingJobAnnotation
 
 namespace kubegap {
 namespace {
@@ -177,19 +177,12 @@ std::optional<Gap> judge_volcano(const PodSpecView& pod, const Judged& j) {
   return std::nullopt;
 }
 
-const WorkloadKind* restart_row(const PodSpecView& pod, const CheckContext& ctx) {
-  if (!pod.wrapped_kind.empty()) {
-    if (const WorkloadKind* own = ctx.policy.workload_kind(pod.wrapped_group, pod.wrapped_kind)) return own;
-  }
-  return judging_row(ctx.object, ctx.policy);
-}
-
 }  // namespace
 
 std::optional<Gap> check_restart_on_failure(const PodSpecView& pod, const CheckContext& ctx) {
   // A Pod is judged with its owner's row, but its owner's knobs are not in it.
   if (ctx.object.kind == "Pod" && ctx.object.api_group.empty()) return std::nullopt;
-  const WorkloadKind* row = restart_row(pod, ctx);
+  const WorkloadKind* row = ctx.row;
   // A bare Pod, a serving controller: nobody keeps a budget of restarts to judge.
   if (row == nullptr || row->restart.model.empty()) return std::nullopt;
   if (ctx.workload_class == WorkloadClass::kAuto) {

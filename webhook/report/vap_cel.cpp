@@ -89,7 +89,17 @@ std::string accelerator_match(const std::vector<std::string>& patterns) {
 // three lists are in one order.
 std::vector<Variable> part_variables(const WorkloadKind& row) {
   std::vector<Variable> out;
-  std::vector<std::string> specs, metas, labels, keys;
+  std::vector<std::string> specs, metas, labels, keys, holders;
+  // A part's own restart knobs are beside its template (a JobSet's child Job spec, a
+  // Kubeflow replica, a Volcano task): the value that holds the template.
+  const bool held = row.restart.model == "jobset" || row.restart.model == "replicas" || row.restart.model == "volcano";
+  const auto holder_of = [](const std::string& element, std::vector<std::string_view> fields) {
+    if (fields.empty()) return std::string("{}");  // the template is the element itself
+    fields.pop_back();
+    std::string at;
+    has_chain(element, fields, &at);
+    return at;
+  };
   int n = 0;
   for (const auto& location : row.templates) {
     if (const std::string problem = validate_template_path(location.path); !problem.empty()) {
@@ -122,6 +132,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       metas.push_back(present + " ? [has(" + base + ".metadata) ? " + base + ".metadata : {}] : []");
       labels.push_back(present + " ? [" + part_label(location.part, "''") + "] : []");
       keys.push_back(present + " ? [''] : []");
+      holders.push_back(present + " ? [" + (before.empty() ? std::string("{}") : holder_of("object", before)) + "] : []");
       continue;
     }
     std::string var = "t";  // (built in steps: GCC 12 misreads "t" + to_string(...) under -Wrestrict)
@@ -138,6 +149,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       metas.push_back("variables." + var + ".map(k, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(k, " + part_label(location.part, "k") + ")");
       keys.push_back("variables." + var + ".map(k, string(k))");
+      holders.push_back("variables." + var + ".map(k, " + holder_of(element, after) + ")");
     } else {
       const std::string inner = has_chain("e", after, &tip);
       out.push_back({var, "(" + reach + ") ? " + base + ".filter(e, " + inner + " && has(" + tip + ".spec)) : []"});
@@ -148,6 +160,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       metas.push_back("variables." + var + ".map(e, has(" + tip + ".metadata) ? " + tip + ".metadata : {})");
       labels.push_back("variables." + var + ".map(e, " + part_label(location.part, key) + ")");
       keys.push_back("variables." + var + ".map(e, " + key + ")");
+      holders.push_back("variables." + var + ".map(e, " + holder_of("e", after) + ")");
     }
   }
   const auto concat = [](const std::vector<std::string>& lists) {
@@ -159,6 +172,7 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
   out.push_back({"metas", concat(metas)});
   out.push_back({"labels", concat(labels)});
   out.push_back({"keys", concat(keys)});
+  if (held) out.push_back({"holders", concat(holders)});
   return out;
 }
 

@@ -37,7 +37,8 @@ std::string quote(std::string_view text);
 std::string list_of(const std::vector<std::string>& items);
 std::string accelerator_match(const std::vector<std::string>& patterns);
 
-// part_variables: the row's pod templates as three aligned lists, specs, metas, labels.
+// part_variables: the row's pod templates as aligned lists: specs, metas, labels, keys,
+// and holders (the value holding each template) for a row whose parts have restart knobs.
 std::vector<Variable> part_variables(const WorkloadKind& row);
 // common_variables: what every check needs (accelerators, markers, exemptions).
 std::vector<Variable> common_variables(const WorkloadKind& row, const Policy& policy);
@@ -46,6 +47,10 @@ std::vector<Variable> common_variables(const WorkloadKind& row, const Policy& po
 std::vector<Variable> zone_variables();
 std::vector<Variable> gpu_variables(const Policy& policy);
 std::vector<Variable> checkpoint_variables(const WorkloadKind& row, const Policy& policy);
+// restart_variables: restart-on-failure's gap per part (the row has a restart model);
+// needs checkpoint_variables' classes, and with `link` its gaps (the fix points at a
+// checkpoint-volume finding, as the webhook's does).
+std::vector<Variable> restart_variables(const WorkloadKind& row, const Policy& policy, bool link);
 // group_variables: a check's parts grouped by (message, fix), and the warning texts.
 std::vector<Variable> group_variables(const CheckCel& c, const CheckDefinition& check);
 // annotation_expression: the audit annotation of a check (null when no part has a gap).

@@ -58,8 +58,13 @@ std::vector<CheckCel> wanted_checks(const WorkloadKind& row, const Policy& polic
     // The classes whose parts this export evaluates: training and auto; serving only
     // when labelled as training (which makes it training).
     const bool applies = policy.check_applies(id, WorkloadClass::kTraining);
-    if (!skipped && applies && policy.check_enabled(id)) {
-      wanted.push_back({id, id == "zone-spread" ? "zGap" : id == "gpu-health-tolerations" ? "gGap" : "cGap"});
+    // restart-on-failure: only a kind with a restart budget to judge.
+    const bool judged = id != kRestartOnFailure || !row.restart.model.empty();
+    if (!skipped && applies && judged && policy.check_enabled(id)) {
+      wanted.push_back({id, id == "zone-spread"              ? "zGap"
+                            : id == "gpu-health-tolerations" ? "gGap"
+                            : id == kRestartOnFailure        ? "rGap"
+                                                             : "cGap"});
     }
   }
   return wanted;
@@ -94,10 +99,23 @@ Value variables_of(const WorkloadKind& row, const Policy& policy, const std::vec
                    Doc::AllocatorType& a) {
   std::vector<Variable> variables = part_variables(row);
   for (auto& v : common_variables(row, policy)) variables.push_back(std::move(v));
+  const auto wants = [&](std::string_view id) {
+    return std::any_of(wanted.begin(), wanted.end(), [&](const CheckCel& c) { return c.id == id; });
+  };
+  // restart-on-failure needs checkpoint-volume's classes, and links to its finding when
+  // the policy runs it here (whether or not it is exported).
+  const bool checkpoint_runs = policy.check_enabled(kCheckpointVolume) &&
+                               policy.check_applies(kCheckpointVolume, WorkloadClass::kTraining) &&
+                               std::find(row.skip_checks.begin(), row.skip_checks.end(), kCheckpointVolume) ==
+                                   row.skip_checks.end();
+  if (wants(kCheckpointVolume) || wants(kRestartOnFailure)) {
+    for (auto& v : checkpoint_variables(row, policy)) variables.push_back(std::move(v));
+  }
   for (const auto& c : wanted) {
     auto own = c.id == "zone-spread"              ? zone_variables()
                : c.id == "gpu-health-tolerations" ? gpu_variables(policy)
-                                                  : checkpoint_variables(row, policy);
+               : c.id == kRestartOnFailure        ? restart_variables(row, policy, checkpoint_runs)
+                                                  : std::vector<Variable>{};
     for (auto& v : own) variables.push_back(std::move(v));
     for (auto& v : group_variables(c, *find_check(c.id))) variables.push_back(std::move(v));
   }

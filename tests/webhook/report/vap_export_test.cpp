@@ -53,6 +53,7 @@ TEST(ExportVap, TheChecksFlagSelectsAndUnknownChecksAreRefused) {
   EXPECT_EQ(zone.find("gGap"), std::string::npos);
   EXPECT_NE(zone.find("zGap"), std::string::npos);
   EXPECT_THROW(export_vap(default_policy(), {"disruption-budget"}), ConfigError);
+  EXPECT_EQ(zone.find("rGap"), std::string::npos);
   EXPECT_THROW(export_vap(default_policy(), {"no-such-check"}), ConfigError);
 }
 
@@ -94,6 +95,73 @@ TEST(ExportVap, ARowWithTwoIteratingSegmentsIsRefusedWithItsPath) {
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("spec.groups[].members.*.template"), std::string::npos) << e.what();
+  }
+}
+
+
+// The policy of one row in an export, from its name to the next document.
+std::string policy_of(const std::string& yaml, const std::string& name) {
+  const auto at = yaml.find("name: " + name + "\n");
+  if (at == std::string::npos) return {};
+  return yaml.substr(at, yaml.find("\n---", at) - at);
+}
+
+TEST(ExportVap, RestartOnFailureOnlyWhereAKindKeepsARestartBudget) {
+  Policy policy = default_policy();
+  policy.min_restart_budget = 5;
+  const std::string yaml = export_vap(policy, {"restart-on-failure"});
+  // Kinds with a restart model get a policy; a Pod, a Deployment, a LeaderWorkerSet none.
+  for (const char* name : {"kubegap-job.batch", "kubegap-jobset.jobset.x-k8s.io", "kubegap-pytorchjob.kubeflow.org",
+                           "kubegap-job.batch.volcano.sh", "kubegap-rayjob.ray.io",
+                           "kubegap-clustertrainingruntime.trainer.kubeflow.org"}) {
+    EXPECT_NE(policy_of(yaml, name).find("variables.rGapText[0]"), std::string::npos) << name;
+  }
+  for (const char* name : {"kubegap-pod", "kubegap-deployment.apps", "kubegap-leaderworkerset.leaderworkerset.x-k8s.io",
+                           "kubegap-trainjob.trainer.kubeflow.org"}) {
+    EXPECT_EQ(yaml.find("name: " + std::string(name) + "\n"), std::string::npos) << name;
+  }
+  // The knobs are the row's: a Job's budget and podFailurePolicy rules; a JobSet's
+  // failurePolicy and each child Job's spec, held beside its template.
+  const std::string job = policy_of(yaml, "kubegap-job.batch");
+  EXPECT_NE(job.find("has(object.spec.backoffLimitPerIndex)"), std::string::npos);
+  EXPECT_NE(job.find("object.spec.podFailurePolicy.rules"), std::string::npos);
+  EXPECT_NE(job.find("c.type == 'DisruptionTarget'"), std::string::npos);
+  EXPECT_EQ(job.find("name: holders"), std::string::npos);  // a Job's part has no knobs of its own
+  const std::string jobset = policy_of(yaml, "kubegap-jobset.jobset.x-k8s.io");
+  EXPECT_NE(jobset.find("has(object.spec.failurePolicy.maxRestarts)"), std::string::npos);
+  EXPECT_NE(jobset.find("variables.t0.map(e, e.template.spec)"), std::string::npos);
+  EXPECT_NE(jobset.find("RestartJobSetAndIgnoreMaxRestarts"), std::string::npos);
+  // A Kubeflow replica's restartPolicy is read from the replica; TFJob's default is Never.
+  const std::string tfjob = policy_of(yaml, "kubegap-tfjob.kubeflow.org");
+  EXPECT_NE(tfjob.find("object.spec.tfReplicaSpecs[k])"), std::string::npos);
+  EXPECT_NE(tfjob.find("restartPolicy unset (Never by default)"), std::string::npos);
+  // The policy's minimum, the webhook's closing words, and the link to checkpoint-volume.
+  EXPECT_NE(jobset.find("to 5 or more"), std::string::npos);
+  EXPECT_EQ(jobset.find("to 3 or more"), std::string::npos);
+  EXPECT_NE(jobset.find("it resumes only from a durable checkpoint"), std::string::npos);
+  EXPECT_NE(jobset.find("(see the checkpoint-volume finding)"), std::string::npos);
+  // The cases of the check, in the audit annotation.
+  EXPECT_NE(jobset.find("cases: opt-175b-logbook-2021"), std::string::npos);
+}
+
+TEST(ExportVap, RestartOnFailureLinksToCheckpointVolumeOnlyWhereThatCheckRuns) {
+  Policy policy = default_policy();
+  std::erase(policy.enabled_checks, "checkpoint-volume");
+  const std::string yaml = export_vap(policy, {"restart-on-failure"});
+  EXPECT_NE(yaml.find("variables.rGapText[0]"), std::string::npos);
+  EXPECT_EQ(yaml.find("see the checkpoint-volume finding"), std::string::npos);
+}
+
+TEST(ExportVap, ARestartPathThroughAListIsRefusedWithItsPath) {
+  Policy policy = default_policy();
+  WorkloadKind row = *policy.workload_kind("jobset.x-k8s.io", "JobSet");
+  row.restart.budget = "spec.policies[].maxRestarts";
+  policy.workload_kinds = {row};
+  try {
+    export_vap(policy, {"restart-on-failure"});
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("spec.policies[].maxRestarts"), std::string::npos) << e.what();
   }
 }
 

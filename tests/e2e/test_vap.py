@@ -65,6 +65,23 @@ KNOWN_ANNOTATIONS = {
 }
 
 
+# The labelled restart-on-failure set (tests/fixtures/realistic-restart): its restart
+# warnings are compared too, file by file. These differ, each for a reason docs/vap.md lists.
+KNOWN_RESTART = {
+    # Placeholders and diagnostics are read from the command by the webhook and not
+    # warned; the VAP does not read commands and judges them as the kind's class.
+    "jobset/capacity-hold-sleep.yaml": "placeholder (sleep infinity)",
+    "kubeflow/paddlejob-run-check.yaml": "diagnostic (paddle run_check)",
+    "kubeflow/pytorchjob-allreduce-bandwidth.yaml": "diagnostic (all-reduce benchmark)",
+    "mpi/nccl-allreduce-perf.yaml": "diagnostic (nccl-tests)",
+}
+
+
+def restart_files():
+    base = os.path.join(SOURCE, "tests", "fixtures", "realistic-restart")
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith(".yaml"))
+
+
 def fixture_files():
     base = os.path.join(SOURCE, "tests", "fixtures", "workloads")
     return sorted(os.path.join(base, f) for f in os.listdir(base) if f.endswith(".yaml"))
@@ -119,7 +136,7 @@ def warnings(path):
 def setUpModule():
     global CP
     CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
-    files = fixture_files()
+    files = fixture_files() + restart_files()
     CP.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds_for(files)}))
     CP.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
     # The fixtures name their namespaces (ml-research, ...): create them all.
@@ -140,6 +157,7 @@ class VapMatchesTheWebhook(unittest.TestCase):
     def test_warnings_and_annotations_match_except_the_documented_differences(self):
         files = fixture_files()
         by_webhook = {os.path.basename(f): warnings(f)[0] for f in files}
+        restart_by_webhook = self.restart_warnings()
         self.assertTrue(any(by_webhook.values()), "the webhook warned about some fixture")
         webhook_pods, webhook_pod_warnings = self.create_pods("w")
         webhook_objects = self.created_annotations(files)
@@ -165,6 +183,7 @@ class VapMatchesTheWebhook(unittest.TestCase):
             while by_webhook[name] and not by_vap[name] and name not in KNOWN and time.monotonic() < deadline:
                 time.sleep(1)
                 by_vap[name] = warnings(f)[0]
+        restart_by_vap = self.restart_warnings()
         vap_pods, vap_pod_warnings = self.create_pods("v")
         vap_objects = self.created_annotations(files)
 
@@ -191,6 +210,18 @@ class VapMatchesTheWebhook(unittest.TestCase):
         self.assertEqual(sorted(differ), sorted(k for k in KNOWN if k in by_webhook),
                          "only the documented differences")
 
+        # restart-on-failure on the labelled restart set: the same warnings, file by file,
+        # but where the webhook reads the command (diagnostics, placeholders) or a runtime.
+        self.assertTrue(any(restart_by_webhook.values()), "the webhook warned about some restart fixture")
+        restart_differ = sorted(n for n in restart_by_webhook if restart_by_webhook[n] != restart_by_vap[n])
+        for name in restart_differ:
+            print(f"RESTART DIFF {name}:\n  webhook: {restart_by_webhook[name]}\n  vap:     {restart_by_vap[name]}",
+                  flush=True)
+        restart_same = [n for n in restart_by_webhook if n not in restart_differ and restart_by_webhook[n]]
+        print(f"restart set: {len(restart_same)} files with warnings say the same; {len(restart_differ)} differ",
+              flush=True)
+        self.assertEqual(restart_differ, sorted(KNOWN_RESTART), "restart set: only the documented differences")
+
         # Audit annotations of the same pods: <webhook-name>/<check> and <policy>/<check>.
         for pods in (webhook_pods, vap_pods):
             self.assertEqual(set(pods["gpu-pod-gaps.json"]), set(POD_CHECKS), pods["gpu-pod-gaps.json"])
@@ -208,6 +239,11 @@ class VapMatchesTheWebhook(unittest.TestCase):
                       flush=True)
         self.assertEqual(annotation_differ, sorted(k for k in {**KNOWN, **KNOWN_ANNOTATIONS} if k in by_webhook),
                          "audit annotations: only the documented differences")
+
+    def restart_warnings(self):
+        """{dir/file: sorted restart-on-failure warnings} of the labelled restart set."""
+        base = os.path.join(SOURCE, "tests", "fixtures", "realistic-restart")
+        return {os.path.relpath(f, base): warnings(f)[0].get("restart-on-failure", []) for f in restart_files()}
 
     def created_annotations(self, files):
         """Creates each workload fixture for real, reads the audit annotations of the exported

@@ -132,7 +132,8 @@ std::vector<Variable> part_variables(const WorkloadKind& row) {
       metas.push_back(present + " ? [has(" + base + ".metadata) ? " + base + ".metadata : {}] : []");
       labels.push_back(present + " ? [" + part_label(location.part, "''") + "] : []");
       keys.push_back(present + " ? [''] : []");
-      holders.push_back(present + " ? [" + (before.empty() ? std::string("{}") : holder_of("object", before)) + "] : []");
+      holders.push_back(present + " ? [" + (before.empty() ? std::string("{}") : holder_of("object", before)) +
+                        "] : []");
       continue;
     }
     std::string var = "t";  // (built in steps: GCC 12 misreads "t" + to_string(...) under -Wrestrict)

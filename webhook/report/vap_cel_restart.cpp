@@ -63,7 +63,8 @@ std::string job_rule_on(std::string_view condition) {
 // jobs or messages never decides here.
 std::string jobset_rule_on(std::string_view reason) {
   const std::string every = "(!has(r.onJobFailureReasons) || size(r.onJobFailureReasons) == 0)";
-  const std::string on = reason.empty() ? every : "(" + every + " || '" + std::string(reason) + "' in r.onJobFailureReasons)";
+  const std::string on =
+      reason.empty() ? every : "(" + every + " || '" + std::string(reason) + "' in r.onJobFailureReasons)";
   return "!(has(r.targetReplicatedJobs) && size(r.targetReplicatedJobs) > 0) && !(has(r.onJobFailureMessagePatterns) "
          "&& size(r.onJobFailureMessagePatterns) > 0) && " +
          on;
@@ -96,15 +97,15 @@ void add_budget_variables(const WorkloadKind& row, std::vector<Variable>& out) {
                                      (per_index ? " || (" + pi.present + " && type(" + pi.value + ") != int)" : "")});
   out.push_back({"rPerIndex", pi_set});
   out.push_back({"rSet", "variables.rPerIndex || " + b_set});
-  const std::string fallback =
-      r.budget_default ? std::to_string(*r.budget_default) : r.model == "jobset" ? "0" : "-1";
-  out.push_back({"rBudget", "variables.rPerIndex ? int(" + pi.value + ") : " + b_set + " ? int(" + b.value +
-                                ") : " + fallback});
+  const std::string fallback = r.budget_default ? std::to_string(*r.budget_default) : r.model == "jobset" ? "0" : "-1";
+  out.push_back(
+      {"rBudget", "variables.rPerIndex ? int(" + pi.value + ") : " + b_set + " ? int(" + b.value + ") : " + fallback});
   out.push_back({"rPath", per_index ? "variables.rPerIndex ? " + quote(r.per_index_budget) + " : " + quote(r.budget)
                                     : quote(r.budget)});
   // budget_text: "spec.backoffLimit is 0" or "spec.backoffLimit is unset (0 by default)".
-  out.push_back({"rAt", "variables.rSet ? variables.rPath + ' is ' + string(variables.rBudget) : variables.rPath + "
-                        "' is unset (' + string(variables.rBudget) + ' by default)'"});
+  out.push_back({"rAt",
+                 "variables.rSet ? variables.rPath + ' is ' + string(variables.rBudget) : variables.rPath + "
+                 "' is unset (' + string(variables.rBudget) + ' by default)'"});
 }
 
 // judge_job: a Job, a CronJob's Jobs, an MPIJob's launcher Job, a RayJob's retries.
@@ -113,8 +114,8 @@ std::string job_gap(const WorkloadKind& row, const std::string& kind, const std:
   const RestartRow& r = row.restart;
   const bool has_rules = !r.rules.empty();
   const std::string rules_path = has_rules ? r.rules.substr(0, r.rules.rfind('.')) : "";
-  out.push_back({"rDisrupt", has_rules ? first_action(rules_list(knob_at(row, r.rules)), job_rule_on("DisruptionTarget"))
-                                       : "''"});
+  out.push_back({"rDisrupt",
+                 has_rules ? first_action(rules_list(knob_at(row, r.rules)), job_rule_on("DisruptionTarget")) : "''"});
   const std::string spare = has_rules ? " and add the " + rules_path + " rule " + std::string(kIgnoreDisruptions) : "";
   const std::string cost =
       "': drains and preemptions use it up (' + string(variables.rBudget + 1) + ' failures end the run)'";
@@ -157,15 +158,17 @@ std::string jobset_gap(const WorkloadKind& row, const std::string& kind, const s
                                      h + ".backoffLimit) == int ? int(" + h + ".backoffLimit) : -1)"});
   const std::string path = r.budget;
   // An unrendered child budget ($RETRIES) is noted, not judged.
-  return "variables.rChildBudget[i] == -1 ? " + kNone + " : variables.rEvery in ['RestartJobSetAndIgnoreMaxRestarts', 'RestartJobAndIgnoreMaxRestarts'] ? " + kNone +
+  return "variables.rChildBudget[i] == -1 ? " + kNone +
+         " : variables.rEvery in ['RestartJobSetAndIgnoreMaxRestarts', 'RestartJobAndIgnoreMaxRestarts'] ? " + kNone +
          " : variables.rEvery == 'FailJobSet' ? " +
          gap(quote("a failurePolicy rule fails the " + kind + " on any failed child Job"),
              quote("restart instead: set " + path + " to " + min + " or more"),
              quote("failurePolicy fails on any child failure")) +
          " : variables.rBudget == 0 ? " +
-         gap("variables.rAt + ': one failed child Job ends the " + kind + "'", quote("set " + path + " to " + min + " or more"),
-             "variables.rAt + ': no restart'") +
-         " : variables.rBudget >= " + min + " || variables.rChild[i] == 'Ignore' || (variables.rChild[i] == 'FailJob' && "
+         gap("variables.rAt + ': one failed child Job ends the " + kind + "'",
+             quote("set " + path + " to " + min + " or more"), "variables.rAt + ': no restart'") +
+         " : variables.rBudget >= " + min +
+         " || variables.rChild[i] == 'Ignore' || (variables.rChild[i] == 'FailJob' && "
          "variables.rRouted.endsWith('AndIgnoreMaxRestarts')) || variables.rChildBudget[i] >= " +
          min + " ? " + kNone + " : " +
          gap("variables.rAt + ' and its child Jobs do not spare disruptions: drains and preemptions use it up (' + "
@@ -181,7 +184,8 @@ std::string replicas_gap(const WorkloadKind& row, const std::string& kind, const
   const RestartRow& r = row.restart;
   const std::string h = "variables.holders[i]";
   const std::string written = "(has(" + h + ".restartPolicy) && string(" + h + ".restartPolicy) != '')";
-  const std::string policy = "(" + written + " ? string(" + h + ".restartPolicy) : " + quote(r.replica_restart_default) + ")";
+  const std::string policy =
+      "(" + written + " ? string(" + h + ".restartPolicy) : " + quote(r.replica_restart_default) + ")";
   const std::string said = "(" + written + " ? 'restartPolicy ' + " + policy + " : " +
                            quote("restartPolicy unset (" + r.replica_restart_default + " by default)") + ")";
   const bool on_failure = std::find(r.restarting.begin(), r.restarting.end(), "OnFailure") != r.restarting.end();
@@ -193,7 +197,8 @@ std::string replicas_gap(const WorkloadKind& row, const std::string& kind, const
              said + " + ': no restart'") +
          " : variables.rSet && variables.rBudget == 0 ? " +
          gap("variables.rAt + ': one failed pod ends the run'",
-             quote("set " + r.budget + " to " + min + " or more, or leave it unset"), "variables.rAt + ': no restart'") +
+             quote("set " + r.budget + " to " + min + " or more, or leave it unset"),
+             "variables.rAt + ': no restart'") +
          " : " + kNone;
 }
 
@@ -239,19 +244,21 @@ std::vector<Variable> restart_variables(const WorkloadKind& row, const Policy& p
   // The parts judged as training (a coordinator of a training kind too); an auto-class
   // part without evidence is not evaluated (the webhook's `not evaluated` note).
   const bool training = row.workload_class == WorkloadClass::kTraining;
-  out.push_back({"rJudged", "lists.range(size(variables.specs)).map(i, variables.rPlaceholder || !(variables.cClass[i] "
-                            "== 't'" +
-                                std::string(training ? " || variables.cClass[i] == 'c'" : "") + ") ? " + kNone +
-                                " : " + judged + ")"});
+  out.push_back({"rJudged",
+                 "lists.range(size(variables.specs)).map(i, variables.rPlaceholder || !(variables.cClass[i] "
+                 "== 't'" +
+                     std::string(training ? " || variables.cClass[i] == 'c'" : "") + ") ? " + kNone + " : " + judged +
+                     ")"});
   // The fix says a restart resumes only from a durable checkpoint, and points at the
   // checkpoint-volume finding when there is one (policies/evaluate.cpp).
   const std::string linked =
       link ? " + (variables.cGap.exists(g, g[0] != '') && !('checkpoint-volume' in variables.exempt) ? ' (see the "
              "checkpoint-volume finding)' : '')"
            : "";
-  out.push_back({"rGap", "variables.rJudged.map(g, g[0] == '' ? g : [g[0], g[1] + '; it resumes only from a durable "
-                         "checkpoint'" +
-                             linked + ", g[2]])"});
+  out.push_back({"rGap",
+                 "variables.rJudged.map(g, g[0] == '' ? g : [g[0], g[1] + '; it resumes only from a durable "
+                 "checkpoint'" +
+                     linked + ", g[2]])"});
   return out;
 }
 

@@ -104,10 +104,9 @@ Value variables_of(const WorkloadKind& row, const Policy& policy, const std::vec
   };
   // restart-on-failure needs checkpoint-volume's classes, and links to its finding when
   // the policy runs it here (whether or not it is exported).
-  const bool checkpoint_runs = policy.check_enabled(kCheckpointVolume) &&
-                               policy.check_applies(kCheckpointVolume, WorkloadClass::kTraining) &&
-                               std::find(row.skip_checks.begin(), row.skip_checks.end(), kCheckpointVolume) ==
-                                   row.skip_checks.end();
+  const bool checkpoint_runs =
+      policy.check_enabled(kCheckpointVolume) && policy.check_applies(kCheckpointVolume, WorkloadClass::kTraining) &&
+      std::find(row.skip_checks.begin(), row.skip_checks.end(), kCheckpointVolume) == row.skip_checks.end();
   if (wants(kCheckpointVolume) || wants(kRestartOnFailure)) {
     for (auto& v : checkpoint_variables(row, policy)) variables.push_back(std::move(v));
   }

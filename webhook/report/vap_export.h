@@ -22,7 +22,7 @@ namespace kubegap {
 
 // kVapChecks: the checks that have a CEL form (disruption-budget needs the PDBs).
 inline const std::vector<std::string> kVapChecks = {"checkpoint-volume", "zone-spread", "gpu-health-tolerations",
-                                                   "restart-on-failure"};
+                                                    "restart-on-failure"};
 
 // export_vap: YAML documents (policies, then bindings) for the `checks` (a subset of
 // kVapChecks that the policy enables). Throws ConfigError for a check without a CEL form

@@ -98,7 +98,6 @@ TEST(ExportVap, ARowWithTwoIteratingSegmentsIsRefusedWithItsPath) {
   }
 }
 
-
 // The policy of one row in an export, from its name to the next document.
 std::string policy_of(const std::string& yaml, const std::string& name) {
   const auto at = yaml.find("name: " + name + "\n");

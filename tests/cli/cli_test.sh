@@ -56,6 +56,13 @@ expect 2 "flag --tls-cert is required" "serve without --tls-cert exits 2" -- ser
 expect 2 "flag --listen" "bad --listen exits 2" -- serve --tls-cert c --tls-key k --listen nonsense
 expect 2 "not a port number" "bad port exits 2" -- serve --tls-cert c --tls-key k --listen 127.0.0.1:99999
 expect 2 "flag --threads" "--threads 0 exits 2" -- serve --tls-cert c --tls-key k --threads 0
+expect 2 "flag --client-names needs --client-ca" "serve --client-names without --client-ca exits 2" \
+  -- serve --tls-cert c --tls-key k --client-names kube-apiserver
+expect 2 'flag --client-names: an empty name' "serve --client-names with an empty name exits 2" \
+  -- serve --tls-cert c --tls-key k --client-ca ca --client-names "kube-apiserver,,x"
+expect 2 "flag --request-timeout" "serve --request-timeout 0 exits 2" -- serve --tls-cert c --tls-key k --request-timeout 0
+expect 2 "flag --max-connections-per-source" "serve --max-connections-per-source over the cap exits 2" \
+  -- serve --tls-cert c --tls-key k --max-connections 8 --max-connections-per-source 9
 expect 2 "flag --log-format" "--log-format xml exits 2" -- serve --tls-cert c --tls-key k --log-format xml
 expect 2 "flag --log-level" "--log-level loud exits 2" -- serve --tls-cert c --tls-key k --log-level loud
 expect 2 "needs a value" "flag without value exits 2" -- serve --tls-cert

@@ -173,6 +173,7 @@ class Chart(unittest.TestCase):
         args = full[("Deployment", "kubegap")]["spec"]["template"]["spec"]["containers"][0]["args"]
         for flag, value in (("--threads", "4"), ("--audit-reports", "openreports"), ("--memory-budget", "268435456"),
                             ("--client-ca", "/tls/client-ca.crt"), ("--log-level", "warn"),
+                            ("--client-names", "kube-apiserver,kube-apiserver-webhook-client"),
                             ("--audit-lease", "kubegap-system/kubegap-audit")):
             self.assertEqual(args[args.index(flag) + 1], value, args)
         self.assertIn(("Certificate", "kubegap-tls"), full)

@@ -19,6 +19,13 @@
 
 namespace kubegap {
 namespace {
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+}  // namespace
+namespace {
 
 namespace net = boost::asio;
 constexpr auto kAwait = net::as_tuple(net::use_awaitable);
@@ -33,7 +40,7 @@ ServeApp::ServeApp(ServeConfig config)
     : config_(std::move(config)),
       ioc_(config_.threads),
       policies_(config_.policy_file ? load_policy_file(*config_.policy_file) : default_policy()),
-      tls_(config_.tls_cert, config_.tls_key, config_.client_ca),
+      tls_(config_.tls_cert, config_.tls_key, config_.client_ca, config_.client_names),
       review_work_(net::make_work_guard(ioc_)) {
   open_cluster_view();
   handler_ = std::make_unique<ReviewHandler>(policies_, *cluster_);
@@ -102,6 +109,7 @@ void ServeApp::log_serving(const net::ip::tcp::endpoint& bound, const net::ip::t
              {"health_listen", address_of(health_bound)},
              {"policy", config_.policy_file.value_or("built-in default")},
              {"client_ca", tls_.client_ca_file().empty() ? "none: any client may connect" : tls_.client_ca_file()},
+             {"client_names", config_.client_names.empty() ? "any" : join_names(config_.client_names)},
              {"cluster_view", cluster_source_},
              {"background_audit", audit_ ? "every " + std::to_string(config_.audit.interval.count()) + " s" : "off"},
              {"threads", std::to_string(config_.threads), false},

@@ -47,6 +47,11 @@ ServerOptions server_options_from(const ParsedFlags& flags) {
   options.max_connections = static_cast<std::size_t>(flags.integer("--max-connections", 2, 1 << 20));
   options.reserved_connections = (options.max_connections + 63) / 64;
   options.first_request_timeout = std::chrono::seconds(flags.integer("--first-request-timeout", 1, 3600));
+  options.request_timeout = std::chrono::seconds(flags.integer("--request-timeout", 1, 3600));
+  if (flags.given("--max-connections-per-source")) {
+    options.max_connections_per_source = static_cast<std::size_t>(
+        flags.integer("--max-connections-per-source", 1, static_cast<std::int64_t>(options.max_connections)));
+  }
   return options;
 }
 
@@ -75,6 +80,20 @@ ServeConfig serve_config_from(const ParsedFlags& flags) {
   config.tls_cert = flags.required("--tls-cert");
   config.tls_key = flags.required("--tls-key");
   config.client_ca = flags.value("--client-ca");
+  if (flags.given("--client-names")) {
+    if (config.client_ca.empty())
+      throw UsageError{"flag --client-names needs --client-ca (names are read from a verified certificate)"};
+    std::string names = *flags.given("--client-names");
+    for (std::size_t at = 0; at <= names.size();) {
+      const auto comma = std::min(names.find(',', at), names.size());
+      std::string name = names.substr(at, comma - at);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (name.empty()) throw UsageError{"flag --client-names: an empty name in \"" + names + "\""};
+      config.client_names.push_back(std::move(name));
+      at = comma + 1;
+    }
+  }
   config.server = server_options_from(flags);
   config.health_listen = parse_endpoint("health-listen", flags.value("--health-listen"));
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "webhook/cmd/flags.h"
 #include "webhook/report/background_audit.h"
@@ -19,6 +20,7 @@ namespace kubegap {
 
 struct ServeConfig {
   std::string tls_cert, tls_key, client_ca;  // client_ca empty: any client may connect
+  std::vector<std::string> client_names;     // empty: any name client_ca signed
   ServerOptions server;                      // listen address, limits, deadlines
   boost::asio::ip::tcp::endpoint health_listen;
   int threads = 1;

@@ -37,6 +37,7 @@ struct WebhookServer::Connection {
   std::shared_ptr<ssl::context> tls;
   beast::ssl_stream<beast::tcp_stream> stream;
   session::ConnectionState state;
+  boost::asio::ip::address source;
 };
 
 WebhookServer::WebhookServer(net::io_context& ioc, const ServerTlsStore& tls, const ReviewHandler& handler,
@@ -71,22 +72,34 @@ tcp::endpoint WebhookServer::listen() {
         co_await backoff.async_wait(kAwait);
         continue;
       }
+      beast::error_code no_peer;
+      const auto source = socket.remote_endpoint(no_peer).address();
       const std::size_t open = connections();
-      if (open >= options_.max_connections) {
-        // Over the cap: close at once rather than run out of memory or descriptors, and
-        // free a slot for the next (evictions land asynchronously, so a flood can fill
-        // the reserve before they do).
-        evict_idle_connection();
+      // At the cap a new connection is taken only when another can be closed for it
+      // (evictions land asynchronously: the reserve absorbs those in flight), else it is
+      // closed at once rather than run out of memory or descriptors.
+      const bool at_cap = open >= options_.max_connections;
+      const bool evicted = open + options_.reserved_connections >= options_.max_connections && evict_connection();
+      if (no_peer || (at_cap && (!evicted || open >= options_.max_connections + options_.reserved_connections))) {
         metrics_.connection_refused();
         beast::error_code ignored;
         socket.close(ignored);
         continue;
       }
-      if (open + options_.reserved_connections >= options_.max_connections) evict_idle_connection();
       auto connection = std::make_shared<Connection>(std::move(socket), tls_.current());
       std::uint64_t id = 0;
       {
         std::lock_guard lock(mutex_);
+        // One source may not take every slot (a pod trickling bytes on many connections).
+        std::size_t& from_source = per_source_[source];
+        if (from_source >= per_source_cap()) {
+          metrics_.connection_refused_per_source();
+          beast::error_code ignored;
+          beast::get_lowest_layer(connection->stream).socket().close(ignored);
+          continue;
+        }
+        ++from_source;
+        connection->source = source;
         id = next_id_++;
         connections_.emplace(id, connection);
       }
@@ -99,10 +112,13 @@ tcp::endpoint WebhookServer::listen() {
                                                                            connection->state);
             co_await session.run();
           },
-          [this, id](const std::exception_ptr& error) {
+          [this, id, source](const std::exception_ptr& error) {
             {
               std::lock_guard lock(mutex_);
               connections_.erase(id);
+              if (auto it = per_source_.find(source); it != per_source_.end() && --it->second == 0) {
+                per_source_.erase(it);
+              }
             }
             if (error) {
               try {
@@ -153,47 +169,48 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
                 [on_drained = std::move(on_drained)](const std::exception_ptr&) { on_drained(); });
 }
 
-namespace {
-// kFreshGrace: how long a new connection may wait for its first request before eviction
-// may take it.
-constexpr auto kFreshGrace = std::chrono::seconds(1);
-}  // namespace
+std::size_t WebhookServer::per_source_cap() const {
+  return options_.max_connections_per_source != 0
+             ? options_.max_connections_per_source
+             : std::max(options_.max_connections / 4, std::min<std::size_t>(options_.max_connections, 16));
+}
 
-void WebhookServer::evict_idle_connection() {
-  using session::Phase;
+bool WebhookServer::evict_connection() {
   std::shared_ptr<Connection> victim;
+  std::pair<int, std::chrono::steady_clock::rep> victim_rank;
   {
     std::lock_guard lock(mutex_);
-    // A connection that has sent no request for a second after accept goes first (the
-    // API server writes its request at once); then the one idle longest. A younger fresh
-    // one is spared: it may be the API server's, its request on the wire. The scan runs
-    // only near the cap.
+    // The order is ConnectionState::eviction_rank's: a connection silent since accept,
+    // then the oldest request still arriving, then the longest idle. The scan runs only
+    // near the cap.
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kFreshGrace).count();
-    const auto rank = [](const Connection& c) {
-      return std::pair(c.state.phase.load(std::memory_order_relaxed) == Phase::kFresh ? 0 : 1,
-                       c.state.waiting_since.load(std::memory_order_relaxed));
-    };
     for (auto& [id, weak] : connections_) {
       auto connection = weak.lock();
-      if (!connection || !connection->state.closable() || connection->state.evicting.load()) continue;
-      const auto [fresh, since] = rank(*connection);
-      if (fresh == 0 && now - since < grace) continue;
-      if (!victim || rank(*connection) < rank(*victim)) victim = std::move(connection);
+      if (!connection || connection->state.evicting.load()) continue;
+      const auto rank = connection->state.eviction_rank(now);
+      if (!rank) continue;
+      if (!victim || *rank < victim_rank) {
+        victim = std::move(connection);
+        victim_rank = *rank;
+      }
     }
   }
-  if (!victim) return;
+  if (!victim) return false;
   victim->state.evicting = true;
   net::post(victim->stream.get_executor(), [this, victim] {
-    // Decided again on the connection's strand: a request may have started meanwhile.
-    if (!victim->state.closable()) {
+    // Decided again on the connection's strand: its request may have arrived meanwhile.
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    if (!victim->state.eviction_rank(now)) {
       victim->state.evicting = false;
       return;
     }
-    metrics_.connection_evicted();
-    log_event(spdlog::level::debug, "idle connection closed: near the connection cap");
+    const bool reading = victim->state.phase.load() == session::Phase::kReading;
+    if (!reading) metrics_.connection_evicted();  // a request's eviction is counted when it ends
+    log_event(spdlog::level::debug, reading ? "incomplete request closed: near the connection cap"
+                                            : "idle connection closed: near the connection cap");
     beast::get_lowest_layer(victim->stream).cancel();
   });
+  return true;
 }
 
 std::size_t WebhookServer::connections() const {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -62,12 +63,14 @@ class WebhookServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   std::atomic<bool> stopping_{false};
 
-  // evict_idle_connection: closes the connection that has waited longest for a request
-  // (never-used ones first); none when every connection has a request in progress.
-  void evict_idle_connection();
+  // evict_connection: closes one connection for a new one (ServerOptions::
+  // reserved_connections says which); false when none may be closed.
+  bool evict_connection();
+  std::size_t per_source_cap() const;
 
   mutable std::mutex mutex_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
+  std::map<boost::asio::ip::address, std::size_t> per_source_;  // open connections by peer address
   std::uint64_t next_id_ = 0;
 };
 

@@ -22,16 +22,25 @@ struct ServerOptions {
   // After its handshake a connection has this long to send its first request's header.
   // The API server sends at once; a connection that only holds a slot does not.
   std::chrono::milliseconds first_request_timeout{std::chrono::seconds(5)};
-  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
-  std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};
+  // Each request's header and body together must be in by this long after its first
+  // byte. The API server writes a review at once (a few KB to a few MB on a fast
+  // network); a client that trickles bytes to hold a connection is cut off here, not
+  // after a per-read timeout that each trickled byte would renew.
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(5)};
   std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
   // Connections beyond this are closed on accept. The API servers of a cluster keep a
   // few dozen; each open connection costs about 100 KiB (TLS state and buffers).
   std::size_t max_connections = 4096;
-  // Within this many slots of the cap, each new connection closes the connection that has
-  // waited longest without a request in progress (one that never sent a request first),
-  // so the slots near the cap stay free for the API server's next connection.
+  // Within this many slots of the cap, each new connection closes another, so the slots
+  // near the cap stay free for the API server's next connection: first one that never
+  // sent a request, then the oldest incomplete request (its client is slow: a review is
+  // read within milliseconds), then the longest idle. A request whose header and body are
+  // in (being reviewed or answered) is never closed for another.
   std::size_t reserved_connections = 64;
+  // One source address may hold at most this many connections (0: a quarter of
+  // max_connections, at least 16), so one pod cannot take every slot; past it a new connection from
+  // that address is closed on accept.
+  std::size_t max_connections_per_source = 0;
   // What requests in flight may be charged, across all connections (memory_budget.h);
   // 0: default_memory_budget(container_memory_limit(), body_limit).
   std::size_t memory_budget = 0;

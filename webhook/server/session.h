@@ -51,13 +51,19 @@ inline std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// Phase: where a connection is in its life. Shutdown and eviction may close it while no
-// request is in progress (kFresh or kIdle), never while one is (kBusy).
+// Phase: where a connection is in its life. Shutdown closes it only while it waits
+// (kFresh, kIdle); eviction may also close a request still being read (kReading), never
+// one that has arrived whole (kBusy).
 enum class Phase : std::uint8_t {
-  kFresh,  // handshake, or waiting for its first request: it has not served one yet
-  kIdle,   // waiting for the next request
-  kBusy,   // reading, handling or answering a request
+  kFresh,    // handshake, or waiting for its first request: it has not served one yet
+  kIdle,     // waiting for the next request
+  kReading,  // a request has begun and its header or body is still arriving
+  kBusy,     // handling or answering a request, or closing
 };
+
+// kEvictionGrace: how long a fresh connection or a request being read is spared from
+// eviction: the API server writes its request at once, so either may be its, on the wire.
+inline constexpr auto kEvictionGrace = std::chrono::seconds(1);
 
 // ConnectionState: what the server's eviction and shutdown read of a connection.
 // Written on the connection's strand only.
@@ -67,11 +73,25 @@ struct ConnectionState {
     waiting_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     phase.store(waiting, std::memory_order_relaxed);
   }
-  // closable: no request in progress. Read from other threads (eviction); decided again
-  // on the connection's strand before closing.
-  bool closable() const { return phase.load(std::memory_order_relaxed) != Phase::kBusy; }
+  // reading: a request has begun arriving.
+  void reading() {
+    waiting_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    phase.store(Phase::kReading, std::memory_order_relaxed);
+  }
+  // eviction_rank: lower goes first; none when eviction may not close it (a request in
+  // hand, or a fresh connection or request younger than kEvictionGrace). Read from other
+  // threads; decided again on the connection's strand before closing.
+  std::optional<std::pair<int, std::chrono::steady_clock::rep>> eviction_rank(
+      std::chrono::steady_clock::rep now) const {
+    const Phase p = phase.load(std::memory_order_relaxed);
+    const auto since = waiting_since.load(std::memory_order_relaxed);
+    const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kEvictionGrace).count();
+    if (p == Phase::kBusy || ((p == Phase::kFresh || p == Phase::kReading) && now - since < grace)) return {};
+    return std::pair(p == Phase::kFresh ? 0 : p == Phase::kReading ? 1 : 2, since);
+  }
 
   std::atomic<Phase> phase{Phase::kFresh};
+  // Since when it waits (kFresh, kIdle) or its request has been arriving (kReading).
   std::atomic<std::chrono::steady_clock::rep> waiting_since{
       std::chrono::steady_clock::now().time_since_epoch().count()};
   std::atomic<bool> evicting{false};
@@ -154,7 +174,7 @@ class Session {
           }
           // A client that never sent a request, or one evicted for a new connection,
           // is not waited on for its close_notify: its slot is wanted now.
-          if (first_deadline || state_.evicting) {
+          if (first_deadline || state_.evicting.load()) {
             Ops::close(stream_);
             co_return;
           }
@@ -162,8 +182,7 @@ class Session {
         }
         buffer.commit(n);
       }
-      state_.phase = Phase::kBusy;
-      state_.evicting = false;  // an eviction that came too late (a request arrived) is void
+      state_.reading();
       keep_alive = co_await serve_one(buffer, first_deadline);
       first_deadline.reset();
     }
@@ -183,7 +202,10 @@ class Session {
     parser.header_limit(static_cast<std::uint32_t>(ctx_.options.header_limit));
     parser.body_limit(ctx_.options.body_limit);
 
-    auto header_deadline = std::chrono::steady_clock::now() + ctx_.options.header_timeout;
+    // One deadline for the header and the body together (a read timeout would be renewed
+    // by each trickled byte); the first request's header also by the first-request one.
+    const auto request_deadline = std::chrono::steady_clock::now() + ctx_.options.request_timeout;
+    auto header_deadline = request_deadline;
     if (first_deadline) header_deadline = std::min(header_deadline, *first_deadline);
     Ops::expire_at(stream_, header_deadline);
     if (auto [ec, n] = co_await http::async_read_header(stream_, buffer, parser, kAwait); ec) {
@@ -202,13 +224,13 @@ class Session {
     if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
       // curl and other clients wait (curl: one second) for this before a large body.
       http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
-      Ops::expire_after(stream_, ctx_.options.write_timeout);
+      Ops::expire_at(stream_, request_deadline);
       if (auto [ec, n] = co_await http::async_write(stream_, go_on, kAwait); ec) {
         lease.reset();
         co_return co_await answer_read_error(ec, parser);
       }
     }
-    Ops::expire_after(stream_, ctx_.options.body_timeout);
+    Ops::expire_at(stream_, request_deadline);
     bool over_budget = false;
     const auto body_ec = co_await read_body(buffer, parser, lease, over_budget);
     if (body_ec || over_budget) {
@@ -218,6 +240,7 @@ class Session {
       co_return co_await answer_read_error(body_ec, parser);
     }
 
+    state_.phase = Phase::kBusy;  // in hand: from now on only its answer closes it
     const auto started = std::chrono::steady_clock::now();
     ctx_.metrics.request_started();
     HttpRequest request = parser.release();
@@ -280,6 +303,13 @@ class Session {
       status = http::status::bad_request;
       message = "malformed HTTP request: " + ec.message();
     } else {
+      if (ec == beast::error::timeout) {
+        ctx_.metrics.request_timed_out();
+        log_event(spdlog::level::info, "request not received in time; connection closed",
+                  {{"timeout_ms", std::to_string(ctx_.options.request_timeout.count()), false}});
+      } else if (state_.evicting.load()) {
+        ctx_.metrics.request_evicted();
+      }
       if (!is_quiet_close(ec) && ec != http::error::partial_message) {
         log_event(spdlog::level::debug, "connection read failed", {{"error", ec.message()}});
       }

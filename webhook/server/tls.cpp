@@ -3,8 +3,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -78,7 +80,33 @@ void require_private(const std::string& path) {
 // require_client_certificates: the handshake fails unless the client presents a
 // certificate that chains to one of the CAs in `ca_file`; the CAs' names are sent as
 // the acceptable issuers, so a client holding several certificates picks the right one.
-void require_client_certificates(SSL_CTX* native, const std::string& ca_file) {
+// The names a client certificate must carry one of, kept with its context (ex_data,
+// freed with it).
+int names_index() {
+  static const int kIndex =
+      SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, [](void*, void* names, CRYPTO_EX_DATA*, int, long, void*) {
+        delete static_cast<std::vector<std::string>*>(names);
+      });
+  return kIndex;
+}
+
+// verify_client_name: OpenSSL's chain verification, then, for the client's own
+// certificate (depth 0), one of the allowed names.
+int verify_client_name(int preverified, X509_STORE_CTX* store) {
+  if (preverified != 1 || X509_STORE_CTX_get_error_depth(store) != 0) return preverified;
+  auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  const auto* allowed =
+      static_cast<const std::vector<std::string>*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), names_index()));
+  if (allowed == nullptr || allowed->empty()) return 1;
+  for (const auto& name : certificate_names(X509_STORE_CTX_get_current_cert(store))) {
+    if (std::find(allowed->begin(), allowed->end(), name) != allowed->end()) return 1;
+  }
+  X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+  return 0;
+}
+
+void require_client_certificates(SSL_CTX* native, const std::string& ca_file,
+                                 const std::vector<std::string>& allowed_names) {
   require_readable(ca_file, "client CA bundle");
   if (SSL_CTX_load_verify_locations(native, ca_file.c_str(), nullptr) != 1) {
     throw ConfigError(ca_file + ": cannot load client CA bundle (not PEM?): " + openssl_reason());
@@ -86,7 +114,8 @@ void require_client_certificates(SSL_CTX* native, const std::string& ca_file) {
   STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca_file.c_str());
   if (names == nullptr) throw ConfigError(ca_file + ": no CA certificate in the client CA bundle");
   SSL_CTX_set_client_CA_list(native, names);  // takes ownership
-  SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  SSL_CTX_set_ex_data(native, names_index(), new std::vector<std::string>(allowed_names));
+  SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, verify_client_name);
   // With peer verification, OpenSSL refuses to resume a TLS 1.2 session (fatally, not by
   // falling back to a full handshake) unless the context names its sessions.
   static constexpr unsigned char kSessionContext[] = {'k', 'u', 'b', 'e', 'g', 'a', 'p'};
@@ -95,8 +124,29 @@ void require_client_certificates(SSL_CTX* native, const std::string& ca_file) {
 
 }  // namespace
 
+std::vector<std::string> certificate_names(X509* certificate) {
+  std::vector<std::string> names;
+  if (certificate == nullptr) return names;
+  const X509_NAME* subject = X509_get_subject_name(certificate);
+  for (int i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
+    const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)), ASN1_STRING_length(data));
+  }
+  auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
+    const GENERAL_NAME* san = sk_GENERAL_NAME_value(sans, i);
+    if (san->type != GEN_DNS) continue;
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(san->d.dNSName)),
+                       ASN1_STRING_length(san->d.dNSName));
+  }
+  GENERAL_NAMES_free(sans);
+  return names;
+}
+
 boost::asio::ssl::context make_server_tls_context(const std::string& cert_file, const std::string& key_file,
-                                                  const std::string& client_ca_file) {
+                                                  const std::string& client_ca_file,
+                                                  const std::vector<std::string>& client_names) {
   require_readable(cert_file, "certificate");
   require_readable(key_file, "private key");
   require_private(key_file);
@@ -120,7 +170,7 @@ boost::asio::ssl::context make_server_tls_context(const std::string& cert_file, 
   if (SSL_CTX_check_private_key(native) != 1) {
     throw ConfigError(key_file + ": private key does not match " + cert_file + ": " + openssl_reason());
   }
-  if (!client_ca_file.empty()) require_client_certificates(native, client_ca_file);
+  if (!client_ca_file.empty()) require_client_certificates(native, client_ca_file, client_names);
   return ctx;
 }
 
@@ -132,18 +182,22 @@ std::int64_t certificate_not_after(boost::asio::ssl::context& context) {
   return static_cast<std::int64_t>(timegm(&tm));
 }
 
-ServerTlsStore::ServerTlsStore(std::string cert_file, std::string key_file, std::string client_ca_file)
-    : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), client_ca_file_(std::move(client_ca_file)) {
-  auto context =
-      std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_, client_ca_file_));
+ServerTlsStore::ServerTlsStore(std::string cert_file, std::string key_file, std::string client_ca_file,
+                               std::vector<std::string> client_names)
+    : cert_file_(std::move(cert_file)),
+      key_file_(std::move(key_file)),
+      client_ca_file_(std::move(client_ca_file)),
+      client_names_(std::move(client_names)) {
+  auto context = std::make_shared<boost::asio::ssl::context>(
+      make_server_tls_context(cert_file_, key_file_, client_ca_file_, client_names_));
   not_after_.store(certificate_not_after(*context));
   current_.store(std::move(context));
 }
 
 bool ServerTlsStore::reload(std::string& error) {
   try {
-    auto context =
-        std::make_shared<boost::asio::ssl::context>(make_server_tls_context(cert_file_, key_file_, client_ca_file_));
+    auto context = std::make_shared<boost::asio::ssl::context>(
+        make_server_tls_context(cert_file_, key_file_, client_ca_file_, client_names_));
     not_after_.store(certificate_not_after(*context));
     current_.store(std::move(context));
     return true;

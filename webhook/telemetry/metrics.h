@@ -42,6 +42,12 @@ class Metrics {
   // leaving (no client certificate under --client-ca, no common protocol or suite).
   void tls_handshake_failed() { tls_handshakes_failed_.fetch_add(1, std::memory_order_relaxed); }
   void connection_evicted() { connections_evicted_.fetch_add(1, std::memory_order_relaxed); }
+  // connection_refused_per_source: closed on accept, its address holding its share.
+  // request_timed_out: a request whose header and body were not in by --request-timeout.
+  // request_evicted: a request still arriving, closed near the cap for a new connection.
+  void connection_refused_per_source() { connections_refused_per_source_.fetch_add(1, std::memory_order_relaxed); }
+  void request_timed_out() { requests_timed_out_.fetch_add(1, std::memory_order_relaxed); }
+  void request_evicted() { requests_evicted_.fetch_add(1, std::memory_order_relaxed); }
   // request_shed: a request answered 503 because the memory budget was spent.
   void request_shed() { requests_shed_.fetch_add(1, std::memory_order_relaxed); }
   // watch_memory_budget: /metrics shows this budget's capacity and use.
@@ -95,6 +101,9 @@ class Metrics {
   std::atomic<std::uint64_t> connections_refused_{0};
   std::atomic<std::uint64_t> health_connections_refused_{0};
   std::atomic<std::uint64_t> connections_evicted_{0};
+  std::atomic<std::uint64_t> connections_refused_per_source_{0};
+  std::atomic<std::uint64_t> requests_timed_out_{0};
+  std::atomic<std::uint64_t> requests_evicted_{0};
   std::atomic<std::uint64_t> tls_handshakes_failed_{0};
   std::atomic<std::uint64_t> requests_shed_{0};
   std::shared_ptr<const MemoryBudget> budget_;

@@ -59,9 +59,9 @@ int io_threads() {
 class TestServer {
  public:
   explicit TestServer(ServerOptions options = {}, const std::string& cert_dir = kCerts,
-                      const std::string& client_ca = {})
+                      const std::string& client_ca = {}, std::vector<std::string> client_names = {})
       : policies_(default_policy()),
-        tls_(cert_dir + "/tls.crt", cert_dir + "/tls.key", client_ca),
+        tls_(cert_dir + "/tls.crt", cert_dir + "/tls.key", client_ca, std::move(client_names)),
         handler_(policies_, cluster_),
         server_(ioc_, tls_, handler_, metrics_, with_loopback(std::move(options))),
         health_(ioc_, readiness_, metrics_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
@@ -123,7 +123,7 @@ class TestServer {
 // TlsClient: a verifying TLS client (CA from the certs script, IP SAN 127.0.0.1).
 class TlsClient {
  public:
-  explicit TlsClient(unsigned short port, std::function<void(ssl::context&)> tune = {})
+  explicit TlsClient(unsigned short port, std::function<void(ssl::context&)> tune = {}, const char* source = nullptr)
       : ctx_(ssl::context::tls_client) {
     ctx_.load_verify_file(kCerts + "/ca.crt");
     ctx_.set_verify_mode(ssl::verify_peer);
@@ -131,6 +131,11 @@ class TlsClient {
     stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, ctx_);
     stream_->set_verify_callback(ssl::host_name_verification("127.0.0.1"));
     beast::get_lowest_layer(*stream_).expires_after(std::chrono::seconds(10));
+    if (source != nullptr) {  // another loopback address: another source to the server
+      auto& socket = beast::get_lowest_layer(*stream_).socket();
+      socket.open(tcp::v4());
+      socket.bind(tcp::endpoint(net::ip::make_address(source), 0));
+    }
     beast::get_lowest_layer(*stream_).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   }
   void handshake() { stream_->handshake(ssl::stream_base::client); }
@@ -469,9 +474,9 @@ TEST(ServerTest, ClosesIdleConnectionAfterIdleTimeout) {
   expect_still_serving(server.port());
 }
 
-TEST(ServerTest, SlowHeaderIsCutOffByHeaderTimeout) {
+TEST(ServerTest, SlowHeaderIsCutOffByTheRequestDeadline) {
   ServerOptions options;
-  options.header_timeout = std::chrono::milliseconds(300);
+  options.request_timeout = std::chrono::milliseconds(300);
   TestServer server(options);
   TlsClient client(server.port());
   client.handshake();
@@ -1005,14 +1010,14 @@ TEST(ServerTest, ConnectionWithoutARequestIsClosedAtTheFirstRequestDeadline) {
 TEST(ServerTest, FirstRequestDeadlineAlsoBoundsADribbledHeader) {
   ServerOptions options;
   options.first_request_timeout = std::chrono::milliseconds(300);
-  options.header_timeout = std::chrono::seconds(30);
+  options.request_timeout = std::chrono::seconds(30);
   TestServer server(options);
   TlsClient client(server.port());
   client.handshake();
   client.write_raw("POST /validate HTTP/1.1\r\n");  // a request started, never finished
   const auto started = std::chrono::steady_clock::now();
   EXPECT_TRUE(client.closed_by_peer());
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "not the 30 s header timeout";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "not the 30 s request timeout";
 }
 
 TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
@@ -1076,6 +1081,86 @@ TEST(ServerTest, EvictionNeverClosesAConnectionWithARequestInProgress) {
   EXPECT_NE(metrics.find("kubegap_connections_evicted_total 0"), std::string::npos) << metrics;
 }
 
+// A client that trickles its request, a byte at a time, cannot hold its connection past
+// the request deadline: each byte would renew a per-read timeout, not this one (issue 31).
+TEST(ServerTest, ATrickledBodyIsCutOffByTheRequestDeadlineAndCounted) {
+  ServerOptions options;
+  options.request_timeout = std::chrono::milliseconds(600);
+  TestServer server(options);
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  TlsClient slow(server.port());
+  slow.handshake();
+  slow.write_raw(header_for(body.size()));
+  const auto started = std::chrono::steady_clock::now();
+  bool cut = false;
+  for (std::size_t i = 0; i < 40 && !cut; ++i) {  // at most 4 s of one byte every 100 ms
+    try {
+      slow.write_raw(body.substr(i, 1));
+    } catch (const boost::system::system_error&) {
+      cut = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (server.connections() == 0) cut = true;
+  }
+  EXPECT_TRUE(cut) << "still open after 4 s of trickling";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(3000));
+  const auto metrics = metrics_with(server.health_port(), "kubegap_requests_timed_out_total 1");
+  EXPECT_NE(metrics.find("kubegap_requests_timed_out_total 1"), std::string::npos) << metrics;
+  expect_still_serving(server.port());
+}
+
+TEST(ServerTest, OneSourceCannotTakeEverySlot) {
+  ServerOptions options;
+  options.max_connections = 8;
+  options.max_connections_per_source = 2;
+  TestServer server(options);
+  TlsClient first(server.port());
+  first.handshake();
+  TlsClient second(server.port());
+  second.handshake();
+  TlsClient third(server.port());
+  EXPECT_TRUE(third.try_handshake()) << "a third connection from 127.0.0.1 is refused";
+  // Another source still gets in, and the first two are served.
+  TlsClient elsewhere(server.port(), {}, "127.0.0.2");
+  elsewhere.handshake();
+  EXPECT_EQ(elsewhere.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  const auto metrics = metrics_with(server.health_port(), "kubegap_connections_refused_per_source_total 1");
+  EXPECT_NE(metrics.find("kubegap_connections_refused_per_source_total 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
+}
+
+// At the cap, connections that hold slots with requests that never finish do not keep a
+// review out: the oldest incomplete request is closed for the new connection, which is
+// served (issue 31: eight trickling connections kept a real review out for over 10 s).
+TEST(ServerTest, AtTheCapTheOldestIncompleteRequestIsClosedForANewConnection) {
+  ServerOptions options;
+  options.max_connections = 2;
+  options.reserved_connections = 1;
+  options.max_connections_per_source = 2;
+  options.request_timeout = std::chrono::seconds(30);
+  TestServer server(options);
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  TlsClient oldest(server.port());
+  oldest.handshake();
+  oldest.write_raw(header_for(body.size()) + body.substr(0, 10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  TlsClient younger(server.port(), {}, "127.0.0.2");
+  younger.handshake();
+  younger.write_raw(header_for(body.size()) + body.substr(0, 10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // both past the grace
+  TlsClient review(server.port(), {}, "127.0.0.3");
+  review.handshake();
+  EXPECT_EQ(review.post("/validate", body).result_int(), 200);
+  EXPECT_TRUE(oldest.closed_by_peer());
+  const auto metrics = metrics_with(server.health_port(), "kubegap_requests_evicted_total 1");
+  EXPECT_NE(metrics.find("kubegap_requests_evicted_total 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
+  // The younger one is left alone and can still finish.
+  younger.write_raw(body.substr(10));
+  EXPECT_EQ(younger.read_response().result_int(), 200);
+}
+
 // with_client_certificate: the client presents DIR/client.crt (signed by DIR/ca.crt).
 std::function<void(ssl::context&)> with_client_certificate(const std::string& dir) {
   return [dir](ssl::context& ctx) {
@@ -1108,6 +1193,27 @@ TEST(ServerTest, ClientCaAdmitsOnlyClientsWithACertificateItSigned) {
   EXPECT_EQ(apiserver.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   const auto metrics = metrics_with(server.health_port(), "kubegap_tls_handshake_failures_total 2");
   EXPECT_NE(metrics.find("kubegap_tls_handshake_failures_total 2"), std::string::npos) << metrics;
+}
+
+// With a name list, a certificate the CA signed is served only under an allowed name
+// (certs/gen-certs.sh's client certificate is CN kube-apiserver).
+TEST(ServerTest, ClientNamesAdmitOnlyTheNamedCertificates) {
+  {
+    ServerTlsStore named(kCerts + "/tls.crt", kCerts + "/tls.key", kCerts + "/ca.crt", {"kube-apiserver"});
+    EXPECT_EQ(named.client_names(), std::vector<std::string>{"kube-apiserver"});
+  }
+  ServerOptions options;
+  {
+    TestServer server(options, kCerts, kCerts + "/ca.crt", {"kubelet", "kube-apiserver"});
+    TlsClient apiserver(server.port(), with_client_certificate(kCerts));
+    apiserver.handshake();
+    EXPECT_EQ(apiserver.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  }
+  TestServer server(options, kCerts, kCerts + "/ca.crt", {"someone-else"});
+  TlsClient apiserver(server.port(), with_client_certificate(kCerts));
+  EXPECT_TRUE(refused(apiserver)) << "signed by the CA, but not under an allowed name";
+  const auto metrics = metrics_with(server.health_port(), "kubegap_tls_handshake_failures_total 1");
+  EXPECT_NE(metrics.find("kubegap_tls_handshake_failures_total 1"), std::string::npos) << metrics;
 }
 
 TEST(ServerTest, ClientCaStillResumesTls12Sessions) {

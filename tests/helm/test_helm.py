@@ -159,6 +159,7 @@ class Chart(unittest.TestCase):
 
     def test_schema_refuses_a_typo_and_a_wrong_type(self):
         for flag, says in (("--set=serve.thread=2", "thread"), ("--set=serve.threads=many", "threads"),
+                           ("--set=networkPolicy.webhookSources={10.0.0.1}", "webhookSources"),
                            ("--set=certificates.mode=vault", "mode")):
             r = helm("template", "kg", CHART, "-n", NS, flag, check=False)
             self.assertNotEqual(r.returncode, 0, flag)
@@ -176,6 +177,15 @@ class Chart(unittest.TestCase):
                             ("--client-names", "kube-apiserver,kube-apiserver-webhook-client"),
                             ("--audit-lease", "kubegap-system/kubegap-audit")):
             self.assertEqual(args[args.index(flag) + 1], value, args)
+        # networkPolicy.webhookSources: /validate only from the API server's addresses;
+        # by default from every source.
+        ingress = full[("NetworkPolicy", "kubegap")]["spec"]["ingress"]
+        webhook_port = [r for r in ingress if r["ports"][0]["port"] == "https"][0]
+        self.assertEqual([f["ipBlock"]["cidr"] for f in webhook_port["from"]], ["10.0.0.10/32", "fd00::10/128"])
+        plain = objects(helm("template", "kg", CHART, "-n", NS).stdout)
+        plain_port = [r for r in plain[("NetworkPolicy", "kubegap-webhook")]["spec"]["ingress"]
+                      if r["ports"][0]["port"] == "https"][0]
+        self.assertNotIn("from", plain_port)
         self.assertIn(("Certificate", "kubegap-tls"), full)
         self.assertIn(("ServiceMonitor", "kubegap"), full)
         alerts = [r["alert"] for g in full[("PrometheusRule", "kubegap")]["spec"]["groups"] for r in g["rules"]]

@@ -399,6 +399,29 @@ class PolicyParser {
   std::string source_;
 };
 
+// charge_expanded: the policy's nodes counted as the parser will walk them, an alias each
+// time it is used, against the node budget of its text's size: aliases of aliases would
+// otherwise make a small file walk millions of rows (and yaml-cpp shares an alias's node,
+// so nothing but this walk sees the expansion). Throws ConfigError at the node where the
+// budget runs out, or past kMaxDepth.
+void charge_expanded(const YAML::Node& node, const std::string& source, std::size_t& budget, int depth) {
+  constexpr int kMaxDepth = 64;
+  const auto refuse = [&](const std::string& why) {
+    throw ConfigError(source + ":" + std::to_string(node.Mark().line + 1) + ": " + why);
+  };
+  if (budget == 0) refuse("the YAML expands to too many nodes (cyclic or exponential aliases?)");
+  --budget;
+  if (depth > kMaxDepth) refuse("nested more than " + std::to_string(kMaxDepth) + " levels deep");
+  if (node.IsSequence()) {
+    for (const auto& item : node) charge_expanded(item, source, budget, depth + 1);
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) {
+      charge_expanded(entry.first, source, budget, depth + 1);
+      charge_expanded(entry.second, source, budget, depth + 1);
+    }
+  }
+}
+
 }  // namespace
 
 Policy parse_policy(std::string_view yaml_text, const std::string& source) {
@@ -408,6 +431,8 @@ Policy parse_policy(std::string_view yaml_text, const std::string& source) {
   } catch (const YAML::Exception& e) {
     throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
+  std::size_t budget = yaml_node_budget(yaml_text.size());
+  charge_expanded(root, source, budget, 0);
   return PolicyParser(source).parse(root);
 }
 

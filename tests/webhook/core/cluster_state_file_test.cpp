@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "policies/cluster_view.h"
@@ -350,6 +351,25 @@ TEST(ClusterStateFileHostile, ExponentialAliasesAreRefused) {
   } catch (const kubegap::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("laughs.yaml"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("too many nodes"), std::string::npos) << e.what();
+  }
+}
+
+// The security review's merge-key bomb as a --cluster-state file: refused by the node
+// budget (a bounded walk) with the file and line, like the same file given to `check`.
+TEST(ClusterStateFile, AMergeKeyBombIsRefusedNamingTheFileAndLine) {
+  std::string text = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nl0: &l0 {}\n";
+  for (int i = 1; i <= 8; ++i) {
+    text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " {<<: [";
+    for (int j = 0; j < 10; ++j) text += std::string(j ? ", " : "") + "*l" + std::to_string(i - 1);
+    text += "]}\n";
+  }
+  try {
+    parse_cluster_state(text, "state.yaml");
+    FAIL() << "read a merge-key bomb";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("state.yaml:", 0), 0u) << message;
+    EXPECT_NE(message.find("too many nodes"), std::string::npos) << message;
   }
 }
 

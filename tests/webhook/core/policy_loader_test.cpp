@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -347,6 +348,30 @@ TEST(PolicyLoader, MissingFileIsAConfigErrorNamingIt) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
   }
+}
+
+// An alias bomb in a policy file: each level lists the one below ten times, eight levels
+// deep (10^8 nodes as the loader would walk them, from a file of a few hundred bytes). It
+// is refused at the node where the budget runs out (so after a bounded walk), naming the
+// file and line (issue 31: every YAML path charged).
+TEST(PolicyLoader, AnAliasBombIsRefusedByTheNodeBudgetNamingTheLine) {
+  std::string text = "apiVersion: kubegap.io/v1alpha1\nkind: Policy\nl0: &l0 [a, b, c, d, e, f, g, h, i, j]\n";
+  for (int i = 1; i <= 8; ++i) {
+    text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += std::string(j ? ", " : "") + "*l" + std::to_string(i - 1);
+    text += "]\n";
+  }
+  text += "enabledChecks: *l8\n";
+  try {
+    kubegap::parse_policy(text, "bomb-policy.yaml");
+    FAIL() << "loaded an alias bomb";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("bomb-policy.yaml:", 0), 0u) << message;
+    EXPECT_NE(message.find("too many nodes"), std::string::npos) << message;
+  }
+  // Aliases themselves are fine: the shipped default policy uses them.
+  EXPECT_NO_THROW(kubegap::load_policy_file(kDefaultPolicyFile));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ keep the self-signed serving pair and its caBundle.
 """
 
 import base64
+import calendar
 import contextlib
 import copy
 import json
@@ -267,7 +268,8 @@ class Chart(unittest.TestCase):
         base = objects(CP.kubectl("kustomize", os.path.join(SOURCE, "manifests", "base")).stdout)
         # Helm's convention: the namespace is made by `helm install --create-namespace`;
         # the chart's self-signed Secret is the overlay's (generate.sh) in kustomize.
-        self.assertEqual(set(chart) - {("Secret", "kubegap-webhook-tls")}, set(base) - {("Namespace", NS)})
+        self.assertEqual(set(chart) - {("Secret", "kubegap-webhook-tls"), ("Secret", "kubegap-webhook-tls-ca")},
+                         set(base) - {("Namespace", NS)})
         for key in sorted(base):
             if key[0] == "Namespace":
                 continue
@@ -294,7 +296,53 @@ class Chart(unittest.TestCase):
         self.assertEqual(bundle, first["ca.crt"])
         replicas = json.loads(CP.kubectl("get", "deployment", "-n", NS, "kubegap-webhook", "-o", "json").stdout)
         self.assertEqual(replicas["spec"]["replicas"], 3)
+
+        # The serving certificate lives a year at most (issue 31: it was 3,650 days, never
+        # rotated), and its end is recorded on the Secret.
+        secret = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls", "-o", "json").stdout)
+        not_after = int(secret["metadata"]["annotations"]["kubegap.io/not-after-unix"])
+        self.assertLessEqual(not_after - time.time(), 366 * 86400)
+        self.assertLessEqual(abs(cert_end(first["tls.crt"]) - not_after), 120, "the annotation is the leaf's end")
+        # Within renewBeforeDays of that end, an upgrade issues a new serving certificate
+        # from the same CA: the caBundle stays, and the new one verifies against it.
+        # (Edited by hand here, so helm's server-side apply takes the field back by force.)
+        CP.kubectl("annotate", "secret", "-n", NS, "kubegap-webhook-tls", "--overwrite",
+                   f"kubegap.io/not-after-unix={int(time.time()) + 10 * 86400}")
+        helm("upgrade", "kg", CHART, "-n", NS, "--set", "replicas=3", "--force-conflicts")
+        third = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls", "-o", "json").stdout)
+        self.assertNotEqual(third["data"]["tls.crt"], first["tls.crt"], "a certificate near its end is reissued")
+        self.assertNotEqual(third["data"]["tls.key"], first["tls.key"], "with a new key")
+        self.assertEqual(third["data"]["ca.crt"], first["ca.crt"], "by the same CA")
+        bundle = json.loads(CP.kubectl("get", "validatingwebhookconfiguration", "kubegap-webhook", "-o",
+                                       "json").stdout)["webhooks"][0]["clientConfig"]["caBundle"]
+        self.assertEqual(bundle, first["ca.crt"], "the caBundle does not change")
+        self.assertGreater(int(third["metadata"]["annotations"]["kubegap.io/not-after-unix"]),
+                           time.time() + 300 * 86400)
+        self.assertTrue(verifies(third["data"]["ca.crt"], third["data"]["tls.crt"]))
+        # The CA's key is in a Secret of its own, which no pod mounts.
+        deployment = json.loads(CP.kubectl("get", "deployment", "-n", NS, "kubegap-webhook", "-o", "json").stdout)
+        mounted = [v.get("secret", {}).get("secretName") for v in deployment["spec"]["template"]["spec"]["volumes"]]
+        self.assertIn("kubegap-webhook-tls", mounted)
+        self.assertNotIn("kubegap-webhook-tls-ca", mounted)
+        ca_secret = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls-ca", "-o", "json").stdout)
+        self.assertEqual(ca_secret["data"]["tls.crt"], first["ca.crt"])
         helm("uninstall", "kg", "-n", NS)
+
+
+def cert_end(b64_pem):
+    """The certificate's notAfter, in seconds since the epoch."""
+    out = subprocess.run(["openssl", "x509", "-noout", "-enddate"], input=base64.b64decode(b64_pem),
+                         capture_output=True, check=True).stdout.decode()
+    return calendar.timegm(time.strptime(out.strip().split("=", 1)[1], "%b %d %H:%M:%S %Y %Z"))
+
+
+def verifies(b64_ca, b64_leaf):
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in (("ca.crt", b64_ca), ("tls.crt", b64_leaf)):
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(base64.b64decode(data))
+        return subprocess.run(["openssl", "verify", "-CAfile", os.path.join(tmp, "ca.crt"),
+                               os.path.join(tmp, "tls.crt")], capture_output=True).returncode == 0
 
 
 if __name__ == "__main__":

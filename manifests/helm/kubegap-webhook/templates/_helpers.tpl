@@ -29,26 +29,47 @@ app.kubernetes.io/component: webhook
 {{- toJson $list -}}
 {{- end -}}
 
-{{/* The self-signed serving pair and its CA, base64: the Secret's if it exists (an
-     upgrade keeps it), else generated (ECDSA P-256, as certs/gen-certs.sh makes). Made
-     once per render and cached, so the Secret and the caBundle agree. */}}
+{{/* The self-signed serving pair and its CA, base64. The CA (10 years by default) is
+     kept in a Secret of its own that no pod mounts; the serving certificate lives
+     validityDays (at most a year) and is issued again by the same CA at the first
+     install or upgrade within renewBeforeDays of its end, so the caBundle does not
+     change and the webhook picks the new pair up from its Secret volume (--reload-
+     interval). A Secret from a release before the CA Secret existed has no CA key to
+     sign with: the CA is made anew then (the caBundle changes with it). Made once per
+     render and cached, so the Secrets and the caBundle agree. ECDSA P-256, as
+     certs/gen-certs.sh makes. */}}
 {{- define "kubegap.selfSignedTLS" -}}
 {{- if not (hasKey .Values "_kubegapTLS") -}}
 {{- $name := include "kubegap.fullname" . -}}
 {{- $svc := printf "%s.%s.svc" $name .Release.Namespace -}}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "kubegap.tlsSecret" .) -}}
-{{- $pair := dict -}}
-{{- if and $secret $secret.data (hasKey $secret.data "tls.crt") (hasKey $secret.data "ca.crt") -}}
-{{- $pair = dict "crt" (index $secret.data "tls.crt") "key" (index $secret.data "tls.key") "ca" (index $secret.data "ca.crt") -}}
+{{- $cfg := .Values.certificates.selfSigned -}}
+{{- $now := now | unixEpoch | int64 -}}
+{{- $caSecret := lookup "v1" "Secret" .Release.Namespace (printf "%s-ca" (include "kubegap.tlsSecret" .)) -}}
+{{- $ca := dict -}}
+{{- $caNew := true -}}
+{{- if and $caSecret $caSecret.data (hasKey $caSecret.data "tls.crt") (hasKey $caSecret.data "tls.key") -}}
+{{- $ca = buildCustomCert (index $caSecret.data "tls.crt") (index $caSecret.data "tls.key") -}}
+{{- $caNew = false -}}
 {{- else -}}
-{{- $days := int .Values.certificates.selfSigned.validityDays -}}
-{{- $caKey := genPrivateKey "ecdsa" -}}
-{{- $ca := genCAWithKey (printf "%s CA" $name) $days $caKey -}}
-{{- $leafKey := genPrivateKey "ecdsa" -}}
-{{- $names := list $name (printf "%s.%s" $name .Release.Namespace) $svc (printf "%s.cluster.local" $svc) -}}
-{{- $leaf := genSignedCertWithKey $svc nil $names $days $ca $leafKey -}}
-{{- $pair = dict "crt" ($leaf.Cert | b64enc) "key" ($leaf.Key | b64enc) "ca" ($ca.Cert | b64enc) -}}
+{{- $ca = genCAWithKey (printf "%s CA" $name) (int $cfg.caValidityDays) (genPrivateKey "ecdsa") -}}
 {{- end -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "kubegap.tlsSecret" .) -}}
+{{- $notAfter := 0 -}}
+{{- if and $secret $secret.metadata.annotations -}}
+{{- $notAfter = index $secret.metadata.annotations "kubegap.io/not-after-unix" | default "0" | int64 -}}
+{{- end -}}
+{{- $renewAt := sub $notAfter (mul (int $cfg.renewBeforeDays) 86400) -}}
+{{- $pair := dict -}}
+{{- if and (not $caNew) $secret $secret.data (hasKey $secret.data "tls.crt") (lt $now $renewAt) -}}
+{{- $pair = dict "crt" (index $secret.data "tls.crt") "key" (index $secret.data "tls.key") "notAfter" (printf "%d" $notAfter) -}}
+{{- else -}}
+{{- $days := int $cfg.validityDays -}}
+{{- $names := list $name (printf "%s.%s" $name .Release.Namespace) $svc (printf "%s.cluster.local" $svc) -}}
+{{- $leaf := genSignedCertWithKey $svc nil $names $days $ca (genPrivateKey "ecdsa") -}}
+{{- $pair = dict "crt" ($leaf.Cert | b64enc) "key" ($leaf.Key | b64enc) "notAfter" (printf "%d" (add $now (mul $days 86400))) -}}
+{{- end -}}
+{{- $_ := set $pair "ca" ($ca.Cert | b64enc) -}}
+{{- $_ := set $pair "caKey" ($ca.Key | b64enc) -}}
 {{- $_ := set .Values "_kubegapTLS" $pair -}}
 {{- end -}}
 {{- toJson .Values._kubegapTLS -}}

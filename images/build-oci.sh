@@ -138,6 +138,26 @@ print(sum(layer["size"] for layer in manifest["layers"]))
 PY
 )
 echo "compressed layers (gzip, as a registry would store them): $gz_bytes bytes ($(human "$gz_bytes"))"
+# What a user checks the image against: its digests, and its SBOM beside it.
+digests=$(python3 - "$layout" <<'PY'
+import json, os, sys
+layout = sys.argv[1]
+descriptor = json.load(open(os.path.join(layout, "index.json")))["manifests"][0]
+manifest = json.load(open(os.path.join(layout, "blobs", *descriptor["digest"].split(":"))))
+print(descriptor["digest"], manifest["config"]["digest"])
+PY
+)
+read -r manifest_digest config_digest <<<"$digests"
+tar -xOf "$out" "$(tar -xOf "$out" manifest.json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Config"])')" |
+  sha256sum | grep -q "^${config_digest#sha256:} " || { echo "build-oci.sh: the archive's config is not $config_digest" >&2; exit 1; }
+sbom=${out%.tar}.spdx.json
+umoci raw unpack "${rootless[@]}" --image "$layout:$version" "$work/check" >/dev/null 2>"$work/raw.log" ||
+  { cat "$work/raw.log" >&2; exit 1; }
+cp "$work/check/usr/share/doc/kubegap-webhook/sbom.spdx.json" "$sbom"
+printf '%s  %s\n' "$manifest_digest" "$name:$version (OCI manifest)" "$config_digest" "$name:$version (config: the image ID docker load prints)" > "${out%.tar}.digests"
+echo "OCI manifest digest: $manifest_digest"
+echo "config digest (image ID): $config_digest"
+echo "SBOM (SPDX 2.3): $sbom; digests: ${out%.tar}.digests"
 echo "load it with one of:"
 echo "  docker load -i $out"
 echo "  ctr -n k8s.io images import $out"

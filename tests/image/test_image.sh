@@ -82,6 +82,16 @@ check "config exposes 8443/tcp and 9090/tcp" \
 check "config os/architecture linux/amd64 ($(jsonq 'j["os"] + "/" + j["architecture"]' <<<"$config"))" \
   test "$(jsonq 'j["os"] + "/" + j["architecture"]' <<<"$config")" = linux/amd64
 
+# build-oci.sh leaves the digests and the SBOM beside the archive.
+digests=${tarball%.tar}.digests
+if [[ -f $digests ]]; then
+  config_name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["Config"])' "$tmp/archive/manifest.json")
+  config_sha=$(sha256sum "$tmp/archive/$config_name" | cut -d' ' -f1)
+  check "the digests file names the config the archive holds (sha256:${config_sha:0:12}...)" \
+    grep -q "^sha256:$config_sha  .*(config" "$digests"
+  check "the SBOM is beside the archive" test -s "${tarball%.tar}.spdx.json"
+fi
+
 layers=$(read_manifest layers)
 n=0 bytes=0
 while read -r layer; do
@@ -94,8 +104,8 @@ root=$tmp/root
 
 # --- what is in it -------------------------------------------------------------------------
 files=$(cd "$root" && find . -type f -o -type l | sed 's|^\./||' | sort)
-unexpected=$(grep -vE '^(usr/local/bin/kubegap-webhook|lib/x86_64-linux-gnu/[^/]+\.so[.0-9]*|lib64/ld-linux-x86-64\.so\.2|etc/passwd|etc/group|etc/ssl/certs/ca-certificates\.crt)$' <<<"$files")
-check "only the binary, its libraries, CA certificates, passwd and group ($(wc -l <<<"$files") files)" \
+unexpected=$(grep -vE '^(usr/local/bin/kubegap-webhook|lib/x86_64-linux-gnu/[^/]+\.so[.0-9]*|lib64/ld-linux-x86-64\.so\.2|etc/passwd|etc/group|etc/ssl/certs/ca-certificates\.crt|var/lib/dpkg/status\.d/[a-z0-9.+-]+|usr/share/doc/[a-z0-9.+-]+/copyright|usr/share/doc/kubegap-webhook/sbom\.spdx\.json)$' <<<"$files")
+check "only the binary, its libraries, CA certificates, passwd, group, and their packages' status, copyright and SBOM ($(wc -l <<<"$files") files)" \
   test -z "$unexpected"
 [[ -z $unexpected ]] || echo "     unexpected: $unexpected"
 check "no shell in the image" test ! -e "$root/bin/sh"
@@ -107,6 +117,29 @@ check "the dynamic loader is there" test -x "$root/lib64/ld-linux-x86-64.so.2"
 check "CA certificates are there" grep -q "BEGIN CERTIFICATE" "$root/etc/ssl/certs/ca-certificates.crt"
 check "/etc/passwd has nonroot with uid and gid 65532" grep -qx 'nonroot:x:65532:65532:[^:]*:[^:]*:[^:]*' "$root/etc/passwd"
 check "/etc/group has nonroot, gid 65532" grep -qx 'nonroot:x:65532:' "$root/etc/group"
+
+# What a scanner sees (issue 31): each library's Debian package in the dpkg status that
+# distroless images use, at the version this host has, and the same in the SPDX SBOM.
+sbom=$root/usr/share/doc/kubegap-webhook/sbom.spdx.json
+check "the SBOM is SPDX 2.3 JSON" test "$(jsonq 'j["spdxVersion"]' <"$sbom" 2>/dev/null)" = SPDX-2.3
+unseen=
+for lib in $(cd "$root" && find lib lib64 -name '*.so*' -type f | sort); do
+  pkg=$(dpkg -S "/$lib" 2>/dev/null || dpkg -S "$(readlink -f "/$lib")" 2>/dev/null | head -1)
+  name=${pkg%%:*}
+  status=$root/var/lib/dpkg/status.d/$name
+  want=$(dpkg-query -W -f '${Version}' "$name" 2>/dev/null)
+  got=$(awk '/^Version:/{print $2}' "$status" 2>/dev/null)
+  in_sbom=$(jsonq "[p['versionInfo'] for p in j['packages'] if p['name'] == '$name']" <"$sbom")
+  if [[ -z $name || -z $want || $got != "$want" || $in_sbom != "[\"$want\"]" ]]; then
+    unseen+=" $lib($name: status '$got', SBOM $in_sbom, host '$want')"
+  fi
+done
+check "every library's package is in the dpkg status and the SBOM at the host's version" test -z "$unseen"
+[[ -z $unseen ]] || echo "     not seen:$unseen"
+check "libssl3 (libssl.so.3, libcrypto.so.3) is declared" grep -qx 'Package: libssl3' "$root/var/lib/dpkg/status.d/libssl3"
+check "the SBOM names the binary at its version with its SHA-256" test "$(jsonq "[p['checksums'][0]['checksumValue'] for p in j['packages'] if p['name'] == 'kubegap-webhook']" <"$sbom")" = "[\"$(sha256sum "$root/usr/local/bin/kubegap-webhook" | cut -d' ' -f1)\"]"
+check "each package's purl names Debian and its version" \
+  test "$(jsonq "all(r['referenceLocator'].startswith('pkg:deb/debian/' + p['name'] + '@' + p['versionInfo']) for p in j['packages'][1:] for r in p['externalRefs'])" <"$sbom")" = true
 
 # Every library the binary needs resolves inside the image.
 loader=$root/lib64/ld-linux-x86-64.so.2

@@ -11,19 +11,44 @@
 //                                twice as many PDBs) as CSV, for tests/bench/plot.py
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "policies/cluster_view.h"
 #include "policies/policy.h"
 #include "webhook/core/review_handler.h"
+
+// (GCC pairs its own operator new with free() below and warns; they are a matched pair.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+// A counting allocator: every operator new of the process is counted, so a review's
+// allocations are the difference across it (issue 32: allocations per review, in steady
+// state, are printed beside the timings).
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return ::operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -209,6 +234,20 @@ double median_us(const std::function<void()>& fn, int batches = 15) {
   return median(t);
 }
 
+// allocations_per_review: operator new calls of one review, after a first (warm-up) one,
+// the median of 9.
+std::uint64_t allocations_per_review(const kubegap::ReviewHandler& handler, const std::string& body) {
+  (void)handler.handle(body);
+  std::vector<std::uint64_t> counts;
+  for (int i = 0; i < 9; ++i) {
+    const std::uint64_t before = g_allocations.load();
+    (void)handler.handle(body);
+    counts.push_back(g_allocations.load() - before);
+  }
+  std::sort(counts.begin(), counts.end());
+  return counts[counts.size() / 2];
+}
+
 void expect_evaluated(const kubegap::ReviewHandler& handler, const Case& c) {
   const auto result = handler.handle(c.body);
   if (result.status != 200 || !result.evaluated) {
@@ -253,6 +292,12 @@ int main(int argc, char** argv) {
     expect_evaluated(in_large, c);
     const auto [a, b] = paired_us([&] { (void)in_small.handle(c.body); }, [&] { (void)in_large.handle(c.body); });
     std::printf("| %s | %.1f us | %.1f us | %.2f |\n", c.name.c_str(), a, b, b / a);
+  }
+  std::printf("\n| review (3 nodes, 3 PDBs) | bytes | allocations per review (target for a single-part pod: 0) |\n");
+  std::printf("|---|---|---|\n");
+  for (const auto& c : view_cases()) {
+    std::printf("| %s | %zu | %llu |\n", c.name.c_str(), c.body.size(),
+                static_cast<unsigned long long>(allocations_per_review(in_small, c.body)));
   }
   std::printf("\n| pod size | bytes | us per review | us per KiB |\n|---|---|---|---|\n");
   for (const auto& c : size_cases()) {

@@ -74,32 +74,17 @@ tcp::endpoint WebhookServer::listen() {
       }
       beast::error_code no_peer;
       const auto source = socket.remote_endpoint(no_peer).address();
-      const std::size_t open = connections();
-      // At the cap a new connection is taken only when another can be closed for it
-      // (evictions land asynchronously: the reserve absorbs those in flight), else it is
-      // closed at once rather than run out of memory or descriptors.
-      const bool at_cap = open >= options_.max_connections;
-      const bool evicted = open + options_.reserved_connections >= options_.max_connections && evict_connection();
-      if (no_peer || (at_cap && (!evicted || open >= options_.max_connections + options_.reserved_connections))) {
-        metrics_.connection_refused();
+      if (no_peer || !admit(source)) {
         beast::error_code ignored;
         socket.close(ignored);
         continue;
       }
       auto connection = std::make_shared<Connection>(std::move(socket), tls_.current());
+      connection->source = source;
       std::uint64_t id = 0;
       {
         std::lock_guard lock(mutex_);
-        // One source may not take every slot (a pod trickling bytes on many connections).
-        std::size_t& from_source = per_source_[source];
-        if (from_source >= per_source_cap()) {
-          metrics_.connection_refused_per_source();
-          beast::error_code ignored;
-          beast::get_lowest_layer(connection->stream).socket().close(ignored);
-          continue;
-        }
-        ++from_source;
-        connection->source = source;
+        ++per_source_[source];
         id = next_id_++;
         connections_.emplace(id, connection);
       }
@@ -169,13 +154,44 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
                 [on_drained = std::move(on_drained)](const std::exception_ptr&) { on_drained(); });
 }
 
+bool WebhookServer::admit(const boost::asio::ip::address& source) {
+  const std::size_t open = connections();
+  const std::size_t cap = options_.max_connections, reserve = options_.reserved_connections;
+  std::size_t from_source = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = per_source_.find(source); it != per_source_.end()) from_source = it->second;
+  }
+  // One address may not take every slot (a pod trickling bytes on many connections). At
+  // its share, one of its own connections that may be closed goes for the new one (the
+  // API server may share its address with host-network pods); if none may, the new one
+  // is refused.
+  const std::size_t share = per_source_cap();
+  if (from_source >= share && share < cap) {  // (a share of the whole cap is the cap below)
+    if (from_source >= share + reserve || !evict_connection(&source)) {
+      metrics_.connection_refused_per_source();
+      return false;
+    }
+    return open < cap + reserve;
+  }
+  // Near the cap each new connection closes another; at the cap it is taken only when
+  // another can be closed for it (evictions land asynchronously: the reserve absorbs
+  // those in flight), else it is refused rather than run out of memory or descriptors.
+  const bool evicted = open + reserve >= cap && evict_connection(nullptr);
+  if (open >= cap && (!evicted || open >= cap + reserve)) {
+    metrics_.connection_refused();
+    return false;
+  }
+  return true;
+}
+
 std::size_t WebhookServer::per_source_cap() const {
   return options_.max_connections_per_source != 0
              ? options_.max_connections_per_source
              : std::max(options_.max_connections / 4, std::min<std::size_t>(options_.max_connections, 16));
 }
 
-bool WebhookServer::evict_connection() {
+bool WebhookServer::evict_connection(const boost::asio::ip::address* from) {
   std::shared_ptr<Connection> victim;
   std::pair<int, std::chrono::steady_clock::rep> victim_rank;
   {
@@ -187,6 +203,7 @@ bool WebhookServer::evict_connection() {
     for (auto& [id, weak] : connections_) {
       auto connection = weak.lock();
       if (!connection || connection->state.evicting.load()) continue;
+      if (from != nullptr && connection->source != *from) continue;
       const auto rank = connection->state.eviction_rank(now);
       if (!rank) continue;
       if (!victim || *rank < victim_rank) {

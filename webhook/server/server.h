@@ -63,9 +63,12 @@ class WebhookServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   std::atomic<bool> stopping_{false};
 
-  // evict_connection: closes one connection for a new one (ServerOptions::
-  // reserved_connections says which); false when none may be closed.
-  bool evict_connection();
+  // admit: whether a new connection from `source` is taken (closing another for it when
+  // needed); counts a refusal.
+  bool admit(const boost::asio::ip::address& source);
+  // evict_connection: closes one connection (of `from` only, when given) for a new one
+  // (ServerOptions::reserved_connections says which); false when none may be closed.
+  bool evict_connection(const boost::asio::ip::address* from = nullptr);
   std::size_t per_source_cap() const;
 
   mutable std::mutex mutex_;

@@ -1130,6 +1130,32 @@ TEST(ServerTest, OneSourceCannotTakeEverySlot) {
   EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
 }
 
+// At its share, an address's new connection closes one of that address's own stalled
+// requests rather than be refused: the API server may share its address with host-network
+// pods on its node.
+TEST(ServerTest, AtItsShareASourceClosesItsOwnStalledRequestForANewConnection) {
+  ServerOptions options;
+  options.max_connections = 8;
+  options.max_connections_per_source = 2;
+  options.request_timeout = std::chrono::seconds(30);
+  TestServer server(options);
+  const std::string body = read_fixture("gpu-pod-gaps.json");
+  TlsClient stalled(server.port());
+  stalled.handshake();
+  stalled.write_raw(header_for(body.size()) + body.substr(0, 10));
+  TlsClient also_stalled(server.port());
+  also_stalled.handshake();
+  also_stalled.write_raw(header_for(body.size()) + body.substr(0, 10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the grace
+  TlsClient review(server.port());
+  review.handshake();
+  EXPECT_EQ(review.post("/validate", body).result_int(), 200);
+  EXPECT_TRUE(stalled.closed_by_peer());
+  const auto metrics = metrics_with(server.health_port(), "kubegap_requests_evicted_total 1");
+  EXPECT_NE(metrics.find("kubegap_requests_evicted_total 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("kubegap_connections_refused_per_source_total 0"), std::string::npos) << metrics;
+}
+
 // At the cap, connections that hold slots with requests that never finish do not keep a
 // review out: the oldest incomplete request is closed for the new connection, which is
 // served (issue 31: eight trickling connections kept a real review out for over 10 s).

@@ -165,8 +165,11 @@ for check in ("checkpoint-volume", "zone-spread", "gpu-health-tolerations"):
     assert any(x.startswith("kubegap/" + check + ": ") and "(case " in x for x in w), (check, w)
 ' "$response"; then pass "serve answers a review over TLS with the warnings"; else fail "serve review: $response"; fi
 [[ $(curl -s --max-time 5 "http://127.0.0.1:$health/readyz") == ready ]] && pass "/readyz is ready" || fail "/readyz"
-curl -s --max-time 5 "http://127.0.0.1:$health/metrics" | grep -q 'kubegap_reviews_total{code="200"} 1' \
-  && pass "/metrics counts the review" || fail "/metrics"
+# Read whole, then searched: `curl | grep -q` fails under pipefail when grep stops
+# reading before curl has written everything (curl exits 23 on the closed pipe).
+metrics=$(curl -s --max-time 5 "http://127.0.0.1:$health/metrics")
+grep -q 'kubegap_reviews_total{code="200"} 1' <<<"$metrics" && pass "/metrics counts the review" \
+  || fail "/metrics: $(grep kubegap_reviews_total <<<"$metrics")"
 kill -TERM "$server_pid"
 for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$server_pid" 2>/dev/null; then fail "serve still running 10 s after SIGTERM"

@@ -351,6 +351,20 @@ class ControlPlane:
 
     # --- the webhook -----------------------------------------------------------------
 
+    def wait_crds_established(self, bound=60):
+        """Waits until every CRD is Established. `kubectl wait --all` fails at once ("<nil>
+        is of the type <nil>") on a CRD whose status has no conditions yet, just after it
+        was created: it is asked again, within `bound` seconds."""
+        deadline = time.monotonic() + bound
+        while True:
+            r = self.kubectl("wait", "--for=condition=Established", "crd", "--all", f"--timeout={bound}s",
+                             check=False)
+            if r.returncode == 0:
+                return
+            if time.monotonic() > deadline or "accessor error" not in r.stderr:
+                raise AssertionError(f"CRDs not established: {r.stderr.strip()}")
+            time.sleep(0.5)
+
     def add_zone_nodes(self, zones=("zone-a", "zone-b")):
         """One Node per zone, gpu-0, gpu-1, ...: the multi-zone view zone-spread reads."""
         for i, zone in enumerate(zones):

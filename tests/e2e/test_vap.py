@@ -138,16 +138,7 @@ def setUpModule():
     CP = ControlPlane(BIN_DIR, WEBHOOK, SOURCE).__enter__()
     files = fixture_files() + restart_files()
     CP.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds_for(files)}))
-    # `kubectl wait --all` fails at once ("<nil> is of the type <nil>") on a CRD whose
-    # status has no conditions yet, just after it was created: ask again, bounded.
-    deadline = time.monotonic() + 60
-    while True:
-        r = CP.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s", check=False)
-        if r.returncode == 0:
-            break
-        if time.monotonic() > deadline or "accessor error" not in r.stderr:
-            raise AssertionError(f"CRDs not established: {r.stderr.strip()}")
-        time.sleep(0.5)
+    CP.wait_crds_established()
     # The fixtures name their namespaces (ml-research, ...): create them all.
     namespaces = {NS}
     for path in files:

@@ -94,16 +94,7 @@ def setUpModule():
                                             "schema": {"openAPIV3Schema": {"type": "object",
                                                                            "x-kubernetes-preserve-unknown-fields": True}}}]}})
     CP.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}))
-    # `kubectl wait --all` fails at once on a CRD whose status has no conditions yet
-    # (just created): ask again, bounded.
-    deadline = time.monotonic() + 60
-    while True:
-        r = CP.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s", check=False)
-        if r.returncode == 0:
-            break
-        if time.monotonic() > deadline or "accessor error" not in r.stderr:
-            raise AssertionError(f"CRDs not established: {r.stderr.strip()}")
-        time.sleep(0.5)
+    CP.wait_crds_established()
 
 
 def tearDownModule():

@@ -26,6 +26,20 @@ inline std::string fixture_path(std::string_view relative) {
   return std::string(KUBEGAP_FIXTURES_DIR) + "/" + std::string(relative);
 }
 
+// alias_bomb: `header` then eight levels, each naming the level below ten times, over
+// `l0` (10^8 visits for a walker that expands aliases). `merge`: each level merges the
+// one below (`{<<: [*l0, ...]}` over `{}`: the security review's 646-byte file); else
+// each lists it (`[*l0, ...]` over a list of ten scalars).
+inline std::string alias_bomb(std::string header, bool merge) {
+  std::string text = std::move(header) + (merge ? "l0: &l0 {}\n" : "l0: &l0 [a, b, c, d, e, f, g, h, i, j]\n");
+  for (int i = 1; i <= 8; ++i) {
+    text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + (merge ? " {<<: [" : " [");
+    for (int j = 0; j < 10; ++j) text += std::string(j ? ", " : "") + "*l" + std::to_string(i - 1);
+    text += merge ? "]}\n" : "]\n";
+  }
+  return text;
+}
+
 inline std::string source_path(std::string_view relative) {
   return std::string(KUBEGAP_SOURCE_DIR) + "/" + std::string(relative);
 }

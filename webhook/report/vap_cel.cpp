@@ -38,8 +38,6 @@ std::string list_of(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-namespace {
-
 // has_chain: "has(a.b) && has(a.b.c)" for the fields after `base`.
 std::string has_chain(const std::string& base, const std::vector<std::string_view>& fields, std::string* end) {
   std::ostringstream out;
@@ -54,6 +52,8 @@ std::string has_chain(const std::string& base, const std::vector<std::string_vie
   *end = at;
   return first ? "true" : out.str();
 }
+
+namespace {
 
 // part_label: the row's part name with {} filled by the CEL expression `label`.
 std::string part_label(const std::string& part, const std::string& label) {

@@ -37,6 +37,9 @@ std::string quote(std::string_view text);
 std::string list_of(const std::vector<std::string>& items);
 std::string accelerator_match(const std::vector<std::string>& patterns);
 
+// has_chain: "has(a.b) && has(a.b.c)" for the fields after `base` ("true" for none);
+// `end` gets the last one ("a.b.c").
+std::string has_chain(const std::string& base, const std::vector<std::string_view>& fields, std::string* end);
 // part_variables: the row's pod templates as aligned lists: specs, metas, labels, keys,
 // and holders (the value holding each template) for a row whose parts have restart knobs.
 std::vector<Variable> part_variables(const WorkloadKind& row);

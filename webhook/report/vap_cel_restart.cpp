@@ -28,18 +28,16 @@ struct Knob {
 };
 
 Knob knob_at(const WorkloadKind& row, const std::string& path) {
-  Knob k{"true", "object"};
-  bool first = true;
+  std::vector<std::string_view> fields;
   for (const auto& s : template_path_segments(path)) {
     if (s.array || s.field == "*") {
       throw ConfigError("export vap: " + row.kind + ": restart path \"" + path +
                         "\" walks a list or map, which the CEL export cannot");
     }
-    k.value += '.';
-    k.value += s.field;
-    k.present = (first ? "" : k.present + " && ") + "has(" + k.value + ")";
-    first = false;
+    fields.push_back(s.field);
   }
+  Knob k;
+  k.present = has_chain("object", fields, &k.value);
   return k;
 }
 

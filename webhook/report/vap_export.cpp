@@ -49,18 +49,21 @@ void require_exportable(const std::vector<std::string>& checks) {
   }
 }
 
+// runs_on: whether this row's policy runs the check `id`. The classes whose parts this
+// export evaluates are training and auto (serving only when labelled as training, which
+// makes it training); restart-on-failure only on a kind with a restart budget to judge.
+bool runs_on(const WorkloadKind& row, const Policy& policy, std::string_view id) {
+  const bool skipped = std::find(row.skip_checks.begin(), row.skip_checks.end(), id) != row.skip_checks.end();
+  const bool judged = id != kRestartOnFailure || !row.restart.model.empty();
+  return !skipped && judged && policy.check_enabled(id) && policy.check_applies(id, WorkloadClass::kTraining);
+}
+
 // wanted_checks: the checks of `checks` that this row's policy runs.
 std::vector<CheckCel> wanted_checks(const WorkloadKind& row, const Policy& policy,
                                     const std::vector<std::string>& checks) {
   std::vector<CheckCel> wanted;
   for (const auto& id : checks) {
-    const bool skipped = std::find(row.skip_checks.begin(), row.skip_checks.end(), id) != row.skip_checks.end();
-    // The classes whose parts this export evaluates: training and auto; serving only
-    // when labelled as training (which makes it training).
-    const bool applies = policy.check_applies(id, WorkloadClass::kTraining);
-    // restart-on-failure: only a kind with a restart budget to judge.
-    const bool judged = id != kRestartOnFailure || !row.restart.model.empty();
-    if (!skipped && applies && judged && policy.check_enabled(id)) {
+    if (runs_on(row, policy, id)) {
       wanted.push_back({id, id == "zone-spread"              ? "zGap"
                             : id == "gpu-health-tolerations" ? "gGap"
                             : id == kRestartOnFailure        ? "rGap"
@@ -104,9 +107,7 @@ Value variables_of(const WorkloadKind& row, const Policy& policy, const std::vec
   };
   // restart-on-failure needs checkpoint-volume's classes, and links to its finding when
   // the policy runs it here (whether or not it is exported).
-  const bool checkpoint_runs =
-      policy.check_enabled(kCheckpointVolume) && policy.check_applies(kCheckpointVolume, WorkloadClass::kTraining) &&
-      std::find(row.skip_checks.begin(), row.skip_checks.end(), kCheckpointVolume) == row.skip_checks.end();
+  const bool checkpoint_runs = runs_on(row, policy, kCheckpointVolume);
   if (wants(kCheckpointVolume) || wants(kRestartOnFailure)) {
     for (auto& v : checkpoint_variables(row, policy)) variables.push_back(std::move(v));
   }

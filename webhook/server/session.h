@@ -68,15 +68,10 @@ inline constexpr auto kEvictionGrace = std::chrono::seconds(1);
 // ConnectionState: what the server's eviction and shutdown read of a connection.
 // Written on the connection's strand only.
 struct ConnectionState {
-  // wait: marks the connection as waiting for a request from now on.
-  void wait(Phase waiting) {
-    waiting_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-    phase.store(waiting, std::memory_order_relaxed);
-  }
-  // reading: a request has begun arriving.
-  void reading() {
-    waiting_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-    phase.store(Phase::kReading, std::memory_order_relaxed);
+  // enter: the connection is in `p` from now (waiting for a request, or reading one).
+  void enter(Phase p) {
+    phase_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    phase.store(p, std::memory_order_relaxed);
   }
   // eviction_rank: lower goes first; none when eviction may not close it (a request in
   // hand, or a fresh connection or request younger than kEvictionGrace). Read from other
@@ -84,7 +79,7 @@ struct ConnectionState {
   std::optional<std::pair<int, std::chrono::steady_clock::rep>> eviction_rank(
       std::chrono::steady_clock::rep now) const {
     const Phase p = phase.load(std::memory_order_relaxed);
-    const auto since = waiting_since.load(std::memory_order_relaxed);
+    const auto since = phase_since.load(std::memory_order_relaxed);
     const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kEvictionGrace).count();
     if (p == Phase::kBusy || ((p == Phase::kFresh || p == Phase::kReading) && now - since < grace)) return {};
     return std::pair(p == Phase::kFresh ? 0 : p == Phase::kReading ? 1 : 2, since);
@@ -92,8 +87,7 @@ struct ConnectionState {
 
   std::atomic<Phase> phase{Phase::kFresh};
   // Since when it waits (kFresh, kIdle) or its request has been arriving (kReading).
-  std::atomic<std::chrono::steady_clock::rep> waiting_since{
-      std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::atomic<std::chrono::steady_clock::rep> phase_since{std::chrono::steady_clock::now().time_since_epoch().count()};
   std::atomic<bool> evicting{false};
 };
 
@@ -152,7 +146,7 @@ class Session {
     // idle timeout to start and the header timeout to finish their header.
     std::optional<std::chrono::steady_clock::time_point> first_deadline =
         std::chrono::steady_clock::now() + ctx_.options.first_request_timeout;
-    state_.wait(Phase::kFresh);
+    state_.enter(Phase::kFresh);
     beast::flat_buffer buffer;
     bool keep_alive = true;
     // A connection's first request is served even when shutdown began meanwhile: its
@@ -164,7 +158,7 @@ class Session {
         if (first_deadline) {
           Ops::expire_at(stream_, *first_deadline);
         } else {
-          state_.wait(Phase::kIdle);
+          state_.enter(Phase::kIdle);
           Ops::expire_after(stream_, ctx_.options.idle_timeout);
         }
         auto [ec, n] = co_await stream_.async_read_some(buffer.prepare(4096), kAwait);
@@ -182,7 +176,7 @@ class Session {
         }
         buffer.commit(n);
       }
-      state_.reading();
+      state_.enter(Phase::kReading);
       keep_alive = co_await serve_one(buffer, first_deadline);
       first_deadline.reset();
     }

@@ -907,6 +907,18 @@ std::string header_for(std::size_t content_length) {
          std::to_string(content_length) + "\r\n\r\n";
 }
 
+// stall: the client sends a request's header and the first 10 bytes of `body`, no more.
+void stall(TlsClient& client, const std::string& body) {
+  client.handshake();
+  client.write_raw(header_for(body.size()) + body.substr(0, 10));
+}
+
+// expect_metrics: /metrics shows every sample (waiting for the first to appear).
+void expect_metrics(unsigned short port, std::initializer_list<std::string> samples) {
+  const std::string metrics = metrics_with(port, *samples.begin());
+  for (const auto& sample : samples) EXPECT_NE(metrics.find(sample), std::string::npos) << sample << "\n" << metrics;
+}
+
 TEST(ServerTest, OverTheMemoryBudgetAnswers503BeforeReadingTheBody) {
   const std::string body = read_fixture("gpu-pod-gaps.json");
   ServerOptions options;
@@ -1104,8 +1116,7 @@ TEST(ServerTest, ATrickledBodyIsCutOffByTheRequestDeadlineAndCounted) {
   // A per-read timeout would be renewed by every byte: the connection would outlive the
   // trickle.
   EXPECT_TRUE(cut) << "still open after 4 s of trickling";
-  const auto metrics = metrics_with(server.health_port(), "kubegap_requests_timed_out_total 1");
-  EXPECT_NE(metrics.find("kubegap_requests_timed_out_total 1"), std::string::npos) << metrics;
+  expect_metrics(server.health_port(), {"kubegap_requests_timed_out_total 1"});
   expect_still_serving(server.port());
 }
 
@@ -1125,9 +1136,8 @@ TEST(ServerTest, OneSourceCannotTakeEverySlot) {
   elsewhere.handshake();
   EXPECT_EQ(elsewhere.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
-  const auto metrics = metrics_with(server.health_port(), "kubegap_connections_refused_per_source_total 1");
-  EXPECT_NE(metrics.find("kubegap_connections_refused_per_source_total 1"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
+  expect_metrics(server.health_port(),
+                 {"kubegap_connections_refused_per_source_total 1", "kubegap_connections_refused_total 0"});
 }
 
 // At its share, an address's new connection closes one of that address's own stalled
@@ -1141,19 +1151,16 @@ TEST(ServerTest, AtItsShareASourceClosesItsOwnStalledRequestForANewConnection) {
   TestServer server(options);
   const std::string body = read_fixture("gpu-pod-gaps.json");
   TlsClient stalled(server.port());
-  stalled.handshake();
-  stalled.write_raw(header_for(body.size()) + body.substr(0, 10));
+  stall(stalled, body);
   TlsClient also_stalled(server.port());
-  also_stalled.handshake();
-  also_stalled.write_raw(header_for(body.size()) + body.substr(0, 10));
+  stall(also_stalled, body);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the grace
   TlsClient review(server.port());
   review.handshake();
   EXPECT_EQ(review.post("/validate", body).result_int(), 200);
   EXPECT_TRUE(stalled.closed_by_peer());
-  const auto metrics = metrics_with(server.health_port(), "kubegap_requests_evicted_total 1");
-  EXPECT_NE(metrics.find("kubegap_requests_evicted_total 1"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("kubegap_connections_refused_per_source_total 0"), std::string::npos) << metrics;
+  expect_metrics(server.health_port(),
+                 {"kubegap_requests_evicted_total 1", "kubegap_connections_refused_per_source_total 0"});
 }
 
 // At the cap, connections that hold slots with requests that never finish do not keep a
@@ -1168,20 +1175,16 @@ TEST(ServerTest, AtTheCapTheOldestIncompleteRequestIsClosedForANewConnection) {
   TestServer server(options);
   const std::string body = read_fixture("gpu-pod-gaps.json");
   TlsClient oldest(server.port());
-  oldest.handshake();
-  oldest.write_raw(header_for(body.size()) + body.substr(0, 10));
+  stall(oldest, body);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   TlsClient younger(server.port(), {}, "127.0.0.2");
-  younger.handshake();
-  younger.write_raw(header_for(body.size()) + body.substr(0, 10));
+  stall(younger, body);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // both past the grace
   TlsClient review(server.port(), {}, "127.0.0.3");
   review.handshake();
   EXPECT_EQ(review.post("/validate", body).result_int(), 200);
   EXPECT_TRUE(oldest.closed_by_peer());
-  const auto metrics = metrics_with(server.health_port(), "kubegap_requests_evicted_total 1");
-  EXPECT_NE(metrics.find("kubegap_requests_evicted_total 1"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
+  expect_metrics(server.health_port(), {"kubegap_requests_evicted_total 1", "kubegap_connections_refused_total 0"});
   // The younger one is left alone and can still finish.
   younger.write_raw(body.substr(10));
   EXPECT_EQ(younger.read_response().result_int(), 200);

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "webhook/core/review_scan.h"
+
 namespace kubegap {
 
 inline constexpr std::string_view kAdmissionV1 = "admission.k8s.io/v1";
@@ -32,19 +34,27 @@ struct AdmissionRequest {
 };
 
 // DecodedReview: either a request, or why the body is not an AdmissionReview (400), or a
-// request with a readable uid whose other fields are broken (200 + `error` annotation).
+// request with a readable uid whose other fields are broken (200 + `error` annotation),
+// or a review whose decode the memory budget refused (503).
 struct DecodedReview {
-  enum class Status { kOk, kNotAReview, kUnreadableRequest };
+  enum class Status { kOk, kNotAReview, kUnreadableRequest, kOverBudget };
   Status status = Status::kNotAReview;
   std::string error;
   AdmissionRequest request;
 };
 
-// decode_review: checks the body is UTF-8 without NUL bytes, parses it in situ with
-// RapidJSON's iterative parser (deep nesting cannot exhaust the stack) into a DOM without
-// request.oldObject, metadata.managedFields and the last-applied-configuration annotation
-// (no check reads them), then checks every member's type before reading it.
-DecodedReview decode_review(std::string_view body);
+// decode_review: checks the body is UTF-8 without NUL bytes, then reads it in one pass
+// (scan_review, review_scan.h) that validates all of it and keeps only the members the
+// envelope and the checks read; a syntax error is then described by RapidJSON's reader,
+// as it always was. Then checks every kept member's type before reading it. `reserve` is
+// asked as what is kept grows (the server's memory budget).
+DecodedReview decode_review(std::string_view body, const ReserveKept& reserve = {});
+
+// decode_review_dom: the same answer from RapidJSON's iterative reader and a DOM of all
+// but request.oldObject, managedFields and last-applied-configuration: the reference the
+// differential fuzzer (tests/fuzz/review_fuzz.cpp) holds decode_review to. It asks no
+// budget (`reserve` is there for ReviewDecoder's shape).
+DecodedReview decode_review_dom(std::string_view body, const ReserveKept& reserve = {});
 
 // AdmissionResponse: what the webhook answers. Always allowed; never a patch.
 struct AdmissionResponse {

@@ -1,9 +1,9 @@
 #pragma once
 // MemoryBudget: the bytes that reviews in flight may cost, shared by every connection.
 // A review is charged before its body is read (by Content-Length; a chunked body as it
-// grows), so a burst of large bodies is answered 503 + Retry-After instead of taking the
-// process past its container limit, where the kernel would kill it and every review in
-// flight with it.
+// grows), and its decode for what it keeps, so a burst of large bodies is answered 503 +
+// Retry-After instead of taking the process past its container limit, where the kernel
+// would kill it and every review in flight with it.
 //
 //   auto budget = std::make_shared<MemoryBudget>(192 << 20);
 //   MemoryBudget::Lease lease(budget);
@@ -18,16 +18,17 @@
 
 namespace kubegap {
 
-// kParseExpansion: peak resident bytes per body byte while a review is read and parsed,
-// for the worst body measured: an 8 MiB array of one-digit numbers took a fresh release
-// server from 10 to 155 MiB (18x: the body itself, RapidJSON's value stack as it grows,
-// then the array it is copied into). Strings cost about 10x, real reviews less.
-inline constexpr std::size_t kParseExpansion = 20;
+// kBodyCopies: what a request is charged per body byte before its decode: the body as
+// read (a string that may have grown to twice the body) and the decoder's in-situ copy.
+// What the decode keeps is charged as it grows (decode_review's `reserve`, by
+// kKeptValueBytes per kept value, review_scan.h), so a body nobody reads (8 MiB of
+// numbers) costs its copies and a frame stack, not a DOM of every value.
+inline constexpr std::size_t kBodyCopies = 3;
 // kRequestOverhead: what any request costs besides its body (header, buffers, response).
 inline constexpr std::size_t kRequestOverhead = 64 * 1024;
 
-// request_charge: what a request with a body of `body_bytes` is charged.
-constexpr std::size_t request_charge(std::size_t body_bytes) { return kRequestOverhead + kParseExpansion * body_bytes; }
+// request_charge: what a request with a body of `body_bytes` is charged as it is read.
+constexpr std::size_t request_charge(std::size_t body_bytes) { return kRequestOverhead + kBodyCopies * body_bytes; }
 
 class MemoryBudget {
  public:

@@ -51,9 +51,15 @@ AdmissionResponse error_response(std::string_view reason) {
 
 }  // namespace
 
-ReviewResult ReviewHandler::handle(std::string_view body) const {
+ReviewResult ReviewHandler::handle(std::string_view body, const ReserveKept& reserve) const {
   ReviewResult result;
-  DecodedReview decoded = decode_review(body);
+  DecodedReview decoded = decoder_(body, reserve);
+  if (decoded.status == DecodedReview::Status::kOverBudget) {
+    result.status = 503;
+    result.error = decoded.error;
+    result.body = encode_error(decoded.error);
+    return result;
+  }
   if (decoded.status == DecodedReview::Status::kNotAReview) {
     result.status = 400;
     result.error = decoded.error;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "policies/cluster_view.h"
+#include "webhook/core/admission_codec.h"
 #include "webhook/core/policy_store.h"
 
 namespace kubegap {
@@ -28,17 +29,23 @@ struct ReviewResult {
   std::string error;               // why the request was not an AdmissionReview / not evaluable
 };
 
+// ReviewDecoder: decode_review; the differential fuzzer gives the DOM decoder instead.
+using ReviewDecoder = DecodedReview (*)(std::string_view body, const ReserveKept& reserve);
+
 // ReviewHandler::handle: decodes the review, evaluates the object under the current
 // policy and cluster view, and encodes the AdmissionReview answer; never throws on the body.
+// `reserve` is asked as the decode keeps more (status 503 when it refuses).
 class ReviewHandler {
  public:
-  ReviewHandler(const PolicyStore& policies, const ClusterView& cluster) : policies_(policies), cluster_(cluster) {}
+  ReviewHandler(const PolicyStore& policies, const ClusterView& cluster, ReviewDecoder decoder = decode_review)
+      : policies_(policies), cluster_(cluster), decoder_(decoder) {}
 
-  ReviewResult handle(std::string_view body) const;
+  ReviewResult handle(std::string_view body, const ReserveKept& reserve = {}) const;
 
  private:
   const PolicyStore& policies_;
   const ClusterView& cluster_;
+  ReviewDecoder decoder_;
 };
 
 }  // namespace kubegap

@@ -206,9 +206,9 @@ class Session {
       co_return co_await answer_read_error(ec, parser);
     }
     // Admitted by its declared length before the body is read: a body the budget cannot
-    // hold now is answered 503 at once (an answer costs nothing; a parsed body costs many
-    // times its size, memory_budget.h). What the request holds then grows with the bytes
-    // that arrive, so a header declaring 8 MiB and sending nothing holds next to nothing
+    // hold now is answered 503 at once (an answer costs nothing; a body costs its copies,
+    // then what its decode keeps, memory_budget.h). What the request holds then grows
+    // with the bytes that arrive, so a header declaring 8 MiB and sending nothing holds next to nothing
     // and cannot lock other reviews out for the request timeout.
     MemoryBudget::Lease lease(ctx_.budget);
     if (!ctx_.budget->could_hold(request_charge(parser.content_length().value_or(0))) ||
@@ -238,8 +238,8 @@ class Session {
     const auto started = std::chrono::steady_clock::now();
     ctx_.metrics.request_started();
     HttpRequest request = parser.release();
-    auto [response, review] = route(request);
-    lease.reset();  // the review's DOM is gone; what is left to send is small
+    auto [response, review] = route(request, lease);
+    lease.reset();  // the decoded review is gone; what is left to send is small
     without_body_for_head(request.method(), response);
     const bool keep_alive = request.keep_alive() && !ctx_.stopping;
     response.keep_alive(keep_alive);
@@ -268,17 +268,32 @@ class Session {
     co_return beast::error_code{};
   }
 
+  // Routed: the answer to one request, and what record() logs of the review behind it
+  // (its body moved into the response).
+  struct Routed {
+    HttpResponse response;
+    ReviewResult review;
+  };
+
   // answer_over_budget: 503 with Retry-After, then close. The API server retries nothing
   // itself (it fails open and records the failure), but a client or a later review does.
   net::awaitable<bool> answer_over_budget(const Parser& parser) {
+    auto [response, review] = over_budget(parser.get().version());
+    co_return co_await reject(std::move(response), std::move(review.error));
+  }
+
+  // over_budget: the 503 a request gets when the budget cannot hold it (counted as shed).
+  Routed over_budget(unsigned version) {
     ctx_.metrics.request_shed();
     const auto& budget = *ctx_.budget;
     std::string message = "server busy: requests in flight hold " + std::to_string(budget.in_use()) + " of its " +
                           std::to_string(budget.capacity()) + "-byte memory budget (--memory-budget); retry";
-    HttpResponse response = make_response(parser.get().version(), http::status::service_unavailable,
-                                          encode_error(message), "application/json");
-    response.set(http::field::retry_after, "1");
-    co_return co_await reject(std::move(response), std::move(message));
+    Routed routed{make_response(version, http::status::service_unavailable, encode_error(message), "application/json"),
+                  {}};
+    routed.response.set(http::field::retry_after, "1");
+    routed.review.status = 503;
+    routed.review.error = std::move(message);
+    return routed;
   }
 
   // answer_read_error: limits become 413/431, malformed HTTP 400; the connection then
@@ -343,14 +358,8 @@ class Session {
     }
   }
 
-  // Routed: the answer to one request, and what record() logs of the review behind it
-  // (its body moved into the response).
-  struct Routed {
-    HttpResponse response;
-    ReviewResult review;
-  };
-
-  Routed route(const HttpRequest& request) {
+  // route: `lease` holds the request's charge; the decode asks it for what it keeps.
+  Routed route(const HttpRequest& request, MemoryBudget::Lease& lease) {
     if (path_of(request.target()) != "/validate") {
       return error(request, http::status::not_found, "unknown path; the webhook serves POST /validate");
     }
@@ -361,10 +370,13 @@ class Session {
     }
     ReviewResult result;
     try {
-      result = ctx_.handler.handle(request.body());
+      const std::size_t read_charge = lease.held();
+      result = ctx_.handler.handle(request.body(),
+                                   [&](std::size_t kept) { return lease.grow_or_give_up(read_charge + kept); });
     } catch (const std::exception& e) {  // e.g. out of memory: answer, do not abort
       return error(request, http::status::internal_server_error, std::string("internal error: ") + e.what());
     }
+    if (result.status == 503) return over_budget(request.version());  // the decode's keep refused
     HttpResponse response = make_response(request.version(), static_cast<http::status>(result.status),
                                           std::move(result.body), "application/json");
     return {std::move(response), std::move(result)};

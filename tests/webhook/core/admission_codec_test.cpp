@@ -3,6 +3,11 @@
 #include "webhook/core/admission_codec.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <string>
 #include <vector>
@@ -276,6 +281,153 @@ TEST(DecodeReview, ARealApplyDecodesLikeItsObjectWithoutTheCopies) {
   EXPECT_FALSE(metadata.HasMember("managedFields"));
   EXPECT_FALSE(metadata["annotations"].HasMember("kubectl.kubernetes.io/last-applied-configuration"));
   EXPECT_TRUE(metadata.HasMember("name"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The one-pass decoder against the DOM decoder (decode_review_dom, the reference)
+
+// written: a value as compact JSON (how the two decoders' kept values are compared),
+// without its status (the DOM decoder keeps an object's status; no check reads it).
+std::string written(const rapidjson::Value* value) {
+  if (value == nullptr) return "<none>";
+  rapidjson::Document copy;
+  copy.CopyFrom(*value, copy.GetAllocator());
+  if (copy.IsObject()) copy.RemoveMember("status");
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  copy.Accept(writer);
+  return buffer.GetString();
+}
+
+void expect_same_decode(const std::string& body) {
+  const DecodedReview fast = decode_review(body);
+  const DecodedReview dom = kubegap::decode_review_dom(body);
+  EXPECT_EQ(fast.status, dom.status) << body;
+  EXPECT_EQ(fast.error, dom.error) << body;
+  EXPECT_EQ(fast.request.uid, dom.request.uid);
+  EXPECT_EQ(fast.request.kind, dom.request.kind);
+  EXPECT_EQ(fast.request.operation, dom.request.operation);
+  EXPECT_EQ(fast.request.namespace_name, dom.request.namespace_name);
+  EXPECT_EQ(fast.request.dry_run, dom.request.dry_run);
+  EXPECT_EQ(written(fast.request.object), written(dom.request.object)) << body;
+}
+
+std::string with_object(const std::string& object, const std::string& extra = "") {
+  return review_with_request(R"({"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE",)" +
+                             extra + R"("object":)" + object + "}");
+}
+
+// Syntax errors read exactly as RapidJSON's reader says them, wherever they are: in a
+// member that is kept, in one that is skipped, in the envelope.
+TEST(DecodeReviewOnePass, SyntaxErrorsReadAsTheReaderSaysThem) {
+  const std::vector<std::string> broken = {
+      R"("a\x")",     R"("a\u12")",      R"("\ud800")",  R"("\ud800\u0041")", R"("\ud800\\")", "\"a\tb\"",
+      "01",           "-",               "1.",           "1.e3",              "1e",           "1e+",
+      "1e400",        "-1e400",          "[1,]",         R"({"a":1,})",       R"({"a" 1})",   R"({"a":1 "b":2})",
+      R"({1:2})",     "nul",             "tru",          "fals",              "[1 2]",        "[",
+      R"({"a":)",     "\"unterminated",  "+1",           ".5",                "1e1000000",    "[-]",
+      R"({"a\q":1})", R"({"a":1}})",     "[1]]",         "--1",               "0x10",         "1.5.5"};
+  for (const auto& b : broken) {
+    SCOPED_TRACE(b);
+    expect_same_decode(with_object(R"({"spec":)" + b + "}"));                          // kept
+    expect_same_decode(with_object("{}", R"("userInfo":)" + b + ","));                 // skipped
+    expect_same_decode(with_object(R"({"status":)" + b + "}"));                        // skipped in the object
+    expect_same_decode(R"({"apiVersion":"admission.k8s.io/v1","kind":)" + b + "}");  // the envelope
+    expect_same_decode(b);                                                             // the whole body
+    EXPECT_EQ(decode_review(with_object(R"({"spec":)" + b + "}")).status, Status::kNotAReview);
+  }
+}
+
+// What is kept reads exactly as the DOM decoder reads it: numbers typed as RapidJSON
+// types them, escapes unescaped, surrogate pairs joined, lone low surrogates kept.
+TEST(DecodeReviewOnePass, KeptValuesEqualTheDomDecodersValues) {
+  const std::vector<std::string> values = {
+      "0",          "-0",         "7",          "-7",         "2147483647",           "2147483648",
+      "-2147483648", "-2147483649", "4294967295", "4294967296", "999999999999999999",  "-999999999999999999",
+      "9223372036854775807",      "9223372036854775808",    "18446744073709551615", "18446744073709551616",
+      "-9223372036854775808",     "-9223372036854775809",   "1.5",        "-0.0",   "1e308",  "1E-400", "12.5e+3",
+      "123456789012345678901234567890", R"("plain")", R"("a\"b\\c\/d\b\f\n\r\t")", R"("\u0041\u00e9\u20ac")",
+      R"("\ud83d\ude00")", R"("\udc00 lone low")", R"("x\u0026\u0026y")", R"("\u0000 NUL")", "true", "false",
+      "null", "[]", "{}", R"([1,"two",{"three":[3]}])", R"({"a\u0062":1})"};
+  for (const auto& v : values) {
+    SCOPED_TRACE(v);
+    expect_same_decode(with_object(R"({"metadata":{"name":"p","labels":{"k":)" + v + R"(}},"spec":{"v":)" + v +
+                                   R"(,"list":[)" + v + "," + v + "]}}"));
+  }
+  expect_same_decode(*read_text(source_path("tests/bench/reviews/gpu-pod-applied.json")));
+  int fixtures = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(fixture_path("reviews"))) {
+    const auto text = read_text(entry.path().string());
+    ASSERT_TRUE(text.has_value()) << entry.path();
+    expect_same_decode(*text);
+    ++fixtures;
+  }
+  EXPECT_GT(fixtures, 10);
+}
+
+// Members nobody reads are skipped as they are read: not kept, whatever their size.
+TEST(DecodeReviewOnePass, KeepsOnlyWhatTheEnvelopeAndTheChecksRead) {
+  const DecodedReview decoded = decode_review(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","extra":[1,2,3],)"
+      R"("request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod","other":1},"resource":{"resource":"pods"},)"
+      R"("userInfo":{"username":"alice"},"options":{"dryRun":["All"]},"operation":"CREATE",)"
+      R"("object":{"metadata":{"name":"p"},"spec":{"containers":[]},"status":{"phase":"Pending"}}}})");
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(written(decoded.request.document.get()),
+            R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u",)"
+            R"("kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE",)"
+            R"("object":{"metadata":{"name":"p"},"spec":{"containers":[]}}}})");
+}
+
+// A container where the envelope wants a scalar or an object is kept empty: the type
+// checks say what they said, and nothing of it is held.
+TEST(DecodeReviewOnePass, AContainerWhereTheEnvelopeWantsAScalarIsKeptEmpty) {
+  std::string many = "[";
+  for (int i = 0; i < 100000; ++i) many += i ? ",1" : "1";
+  many += "]";
+  for (const std::string& body :
+       {R"({"apiVersion":"admission.k8s.io/v1","kind":)" + many + "}", review_with_request(many),
+        review_with_request(R"({"uid":)" + many + "}"), review_with_request(R"({"uid":"u","name":)" + many + "}"),
+        review_with_request(R"({"uid":"u","kind":)" + many + "}"), with_object(many), many}) {
+    SCOPED_TRACE(body.substr(0, 80));
+    const DecodedReview fast = decode_review(body), dom = kubegap::decode_review_dom(body);
+    EXPECT_EQ(fast.status, dom.status);
+    EXPECT_EQ(fast.error, dom.error);
+    std::size_t asked = 0;
+    (void)decode_review(body, [&](std::size_t kept) {
+      asked = std::max(asked, kept);
+      return true;
+    });
+    EXPECT_LT(asked, std::size_t{64} << 10) << "nothing of the array is kept";
+  }
+}
+
+// What the decode keeps is asked of the budget as it grows; a refusal stops it.
+TEST(DecodeReviewOnePass, AsksTheBudgetForWhatItKeepsAndStopsWhenRefused) {
+  std::string many = "[";
+  for (int i = 0; i < 100000; ++i) many += i ? ",1" : "1";
+  many += "]";
+  const std::string body = with_object(R"({"spec":{"list":)" + many + "}}");
+  std::size_t asked = 0;
+  EXPECT_EQ(decode_review(body,
+                          [&](std::size_t kept) {
+                            asked = std::max(asked, kept);
+                            return true;
+                          })
+                .status,
+            Status::kOk);
+  EXPECT_GE(asked, 95000 * kubegap::kKeptValueBytes) << "each kept value is counted";
+  const DecodedReview refused = decode_review(body, [](std::size_t kept) { return kept < (1u << 20); });
+  EXPECT_EQ(refused.status, Status::kOverBudget);
+  EXPECT_NE(refused.error.find("memory budget"), std::string::npos) << refused.error;
+  // Deep nesting in a skipped member holds a frame per level: that is asked for too.
+  std::size_t deep_asked = 0;
+  (void)decode_review(with_object("{}", R"("userInfo":)" + std::string(300000, '[') + std::string(300000, ']') + ","),
+                      [&](std::size_t kept) {
+                        deep_asked = std::max(deep_asked, kept);
+                        return true;
+                      });
+  EXPECT_GE(deep_asked, std::size_t{300000});
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,423 @@
+#include "webhook/core/review_scan.h"
+
+#include <rapidjson/reader.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace kubegap {
+namespace {
+
+using rapidjson::SizeType;
+
+// Place: what the value being read is to the decoder, which decides what of it is kept.
+enum class Place : std::uint8_t {
+  kSkipped,      // nothing of it is kept
+  kRoot,         // the envelope: apiVersion, kind, request
+  kRequest,      // request: its fields the handler reads, and object
+  kRequestKind,  // request.kind: group, version, kind
+  kScalar,       // the envelope wants a string or a boolean here
+  kObject,       // request.object: everything but its status
+  kMetadata,     // a metadata inside it: everything but managedFields
+  kAnnotations,  // annotations inside it: everything but last-applied-configuration
+  kOther,        // anything else inside it: everything
+};
+
+bool is_generic(Place p) { return p == Place::kOther || p == Place::kMetadata || p == Place::kAnnotations; }
+
+// member_place: the place of the member `key` of a kept object at `parent`.
+Place member_place(Place parent, std::string_view key) {
+  switch (parent) {
+    case Place::kRoot:
+      if (key == "apiVersion" || key == "kind") return Place::kScalar;
+      return key == "request" ? Place::kRequest : Place::kSkipped;
+    case Place::kRequest:
+      if (key == "uid" || key == "subResource" || key == "operation" || key == "namespace" || key == "name" ||
+          key == "dryRun") {
+        return Place::kScalar;
+      }
+      if (key == "kind") return Place::kRequestKind;
+      return key == "object" ? Place::kObject : Place::kSkipped;
+    case Place::kRequestKind:
+      return key == "group" || key == "version" || key == "kind" ? Place::kScalar : Place::kSkipped;
+    case Place::kObject:
+      if (key == "status") return Place::kSkipped;
+      break;
+    case Place::kMetadata:
+      if (key == "managedFields") return Place::kSkipped;
+      break;
+    case Place::kAnnotations:
+      if (key == "kubectl.kubernetes.io/last-applied-configuration") return Place::kSkipped;
+      break;
+    default:
+      break;
+  }
+  if (key == "metadata") return Place::kMetadata;
+  if (key == "annotations") return Place::kAnnotations;
+  return Place::kOther;
+}
+
+// find_special: the first byte at or after `p` that ends a run of plain string bytes: a
+// quote, a backslash or a control character (the terminating NUL among them). Sixteen
+// bytes at a time where SSE2 is there: the text has 15 readable bytes after its NUL.
+const char* find_special(const char* p) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i control_max = _mm_set1_epi8(0x1f);
+  for (;; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, control_max), control_max);
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)), control);
+    if (const int mask = _mm_movemask_epi8(special); mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+  }
+#else
+  while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  return p;
+#endif
+}
+
+bool hex4(const char* p, unsigned& out) {
+  out = 0;
+  for (int i = 0; i < 4; ++i) {  // stops at the first non-hex byte: never reads past a NUL
+    const char c = p[i];
+    unsigned digit = 0;
+    if (c >= '0' && c <= '9') {
+      digit = static_cast<unsigned>(c - '0');
+    } else if (c >= 'a' && c <= 'f') {
+      digit = static_cast<unsigned>(c - 'a' + 10);
+    } else if (c >= 'A' && c <= 'F') {
+      digit = static_cast<unsigned>(c - 'A' + 10);
+    } else {
+      return false;
+    }
+    out = out << 4 | digit;
+  }
+  return true;
+}
+
+char* put_utf8(char* out, unsigned cp) {
+  if (cp < 0x80) {
+    *out++ = static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *out++ = static_cast<char>(0xc0 | cp >> 6);
+    *out++ = static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    *out++ = static_cast<char>(0xe0 | cp >> 12);
+    *out++ = static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+    *out++ = static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    *out++ = static_cast<char>(0xf0 | cp >> 18);
+    *out++ = static_cast<char>(0x80 | (cp >> 12 & 0x3f));
+    *out++ = static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+    *out++ = static_cast<char>(0x80 | (cp & 0x3f));
+  }
+  return out;
+}
+
+// TokenNumber: RapidJSON's reader on one number token that is not a plain integer of at
+// most 18 digits (a fraction, an exponent, a long integer): its conversion and its
+// "number too big" are then exactly the reader's. The value goes on to `document`.
+struct TokenNumber : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TokenNumber> {
+  rapidjson::Document* document;
+  explicit TokenNumber(rapidjson::Document* d) : document(d) {}
+  bool Default() { return false; }  // nothing but a number can come of a number token
+  bool Int(int i) { return document == nullptr || document->Int(i); }
+  bool Uint(unsigned u) { return document == nullptr || document->Uint(u); }
+  bool Int64(std::int64_t i) { return document == nullptr || document->Int64(i); }
+  bool Uint64(std::uint64_t u) { return document == nullptr || document->Uint64(u); }
+  bool Double(double d) { return document == nullptr || document->Double(d); }
+};
+
+class Scanner {
+ public:
+  Scanner(char* text, rapidjson::Document& document, const ReserveKept& reserve)
+      : p_(text), document_(document), reserve_(reserve) {}
+
+  ReviewScan run() {
+    space();
+    bool ok = value(Place::kRoot);
+    while (ok && !frames_.empty()) ok = step();
+    if (over_budget_) return ReviewScan::kOverBudget;
+    if (!ok) return ReviewScan::kRejected;
+    space();
+    return *p_ == '\0' ? ReviewScan::kAccepted : ReviewScan::kRejected;
+  }
+
+ private:
+  // Frame: an open container, two bytes (a body of 8 MiB of '[' opens 8 Mi of them).
+  // The count of kept members or elements of a kept one is in counts_.
+  struct Frame {
+    Place place;  // kSkipped when nothing of it is built
+    bool array;
+    bool fresh = true;  // nothing read in it yet
+  };
+
+  void space() {
+    while (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t') ++p_;
+  }
+
+  // kept: counts one more kept value or member name; false once the budget refuses.
+  bool kept() { return ++kept_ < next_reserve_ || ask(); }
+
+  // ask: the budget for what is kept and the open containers, every kReserveStep of them
+  // (the frame stack doubles as it grows: twice its size is counted).
+  bool ask() {
+    next_reserve_ = kept_ + kReserveStep;
+    next_depth_ = frames_.size() + kReserveStep * kKeptValueBytes / (2 * sizeof(Frame));
+    if (!reserve_ || reserve_(kept_ * kKeptValueBytes + 2 * sizeof(Frame) * frames_.size())) return true;
+    over_budget_ = true;
+    return false;
+  }
+
+  // step: the next member or element of the innermost open container, or its end.
+  bool step() {
+    Frame& f = frames_.back();
+    space();
+    const char close = f.array ? ']' : '}';
+    if (f.fresh) {
+      f.fresh = false;
+      if (*p_ == close) return end();
+    } else if (*p_ == ',') {
+      ++p_;
+      space();
+    } else {
+      return *p_ == close && end();
+    }
+    if (f.array) {
+      const Place child = f.place == Place::kSkipped ? Place::kSkipped : Place::kOther;
+      if (child != Place::kSkipped) ++counts_.back();
+      return value(child);  // `f` may be gone after this: value() can open a container
+    }
+    if (*p_ != '"') return false;
+    Place child = Place::kSkipped;
+    if (f.place == Place::kSkipped) {
+      if (!string<false>()) return false;
+    } else {
+      if (!string<true>()) return false;
+      child = member_place(f.place, {string_, string_length_});
+      if (child != Place::kSkipped) {
+        ++counts_.back();
+        if (!document_.Key(string_, string_length_, false) || !kept()) return false;
+      }
+    }
+    space();
+    if (*p_ != ':') return false;
+    ++p_;
+    space();
+    return value(child);
+  }
+
+  bool end() {
+    ++p_;
+    const Frame f = frames_.back();
+    frames_.pop_back();
+    if (f.place == Place::kSkipped) return true;
+    const SizeType count = counts_.back();
+    counts_.pop_back();
+    return f.array ? document_.EndArray(count) : document_.EndObject(count);
+  }
+
+  bool value(Place place) {
+    const bool keep = place != Place::kSkipped;
+    switch (*p_) {
+      case '{':
+      case '[':
+        return open(place, *p_ == '[');
+      case '"':
+        if (!keep) return string<false>();
+        return string<true>() && document_.String(string_, string_length_, false) && kept();
+      case 'n':
+        if (p_[1] != 'u' || p_[2] != 'l' || p_[3] != 'l') return false;
+        p_ += 4;
+        return !keep || (document_.Null() && kept());
+      case 't':
+        if (p_[1] != 'r' || p_[2] != 'u' || p_[3] != 'e') return false;
+        p_ += 4;
+        return !keep || (document_.Bool(true) && kept());
+      case 'f':
+        if (p_[1] != 'a' || p_[2] != 'l' || p_[3] != 's' || p_[4] != 'e') return false;
+        p_ += 5;
+        return !keep || (document_.Bool(false) && kept());
+      default:
+        return number(keep);
+    }
+  }
+
+  // open: a container at `place`. One of a type its place does not want is kept empty
+  // (the decoder's type check reads the same) and its content skipped.
+  bool open(Place place, bool array) {
+    ++p_;
+    if (place != Place::kSkipped) {
+      const bool wanted = array ? is_generic(place) : place != Place::kScalar;
+      if (!(array ? document_.StartArray() : document_.StartObject()) || !kept()) return false;
+      if (!wanted) {
+        if (!(array ? document_.EndArray(0) : document_.EndObject(0))) return false;
+        place = Place::kSkipped;
+      }
+    }
+    frames_.push_back({place, array});
+    if (place != Place::kSkipped) counts_.push_back(0);
+    return frames_.size() < next_depth_ || ask();
+  }
+
+  // string: the string at p_ (its opening quote). kUnescape: its text unescaped in place
+  // and NUL-terminated, in string_ / string_length_; otherwise only validated.
+  template <bool kUnescape>
+  bool string() {
+    char* const start = ++p_;
+    char* out = start;
+    for (;;) {
+      char* const run = p_;
+      p_ = const_cast<char*>(find_special(p_));
+      if (kUnescape && out != run) std::memmove(out, run, static_cast<std::size_t>(p_ - run));
+      out += p_ - run;
+      if (*p_ == '"') {
+        ++p_;
+        if (kUnescape) {
+          *out = '\0';
+          string_ = start;
+          string_length_ = static_cast<SizeType>(out - start);
+        }
+        return true;
+      }
+      if (*p_ != '\\') return false;  // a control character, or the end of the text
+      const char e = p_[1];
+      char plain = 0;
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          plain = e;
+          break;
+        case 'b':
+          plain = '\b';
+          break;
+        case 'f':
+          plain = '\f';
+          break;
+        case 'n':
+          plain = '\n';
+          break;
+        case 'r':
+          plain = '\r';
+          break;
+        case 't':
+          plain = '\t';
+          break;
+        case 'u': {
+          unsigned cp = 0;
+          if (!hex4(p_ + 2, cp)) return false;
+          p_ += 6;
+          if (cp >= 0xd800 && cp <= 0xdbff) {  // a high surrogate needs its low one next
+            unsigned low = 0;
+            if (p_[0] != '\\' || p_[1] != 'u' || !hex4(p_ + 2, low) || low < 0xdc00 || low > 0xdfff) return false;
+            p_ += 6;
+            cp = ((cp - 0xd800) << 10 | (low - 0xdc00)) + 0x10000;
+          }
+          if (kUnescape) {
+            out = put_utf8(out, cp);
+          } else {
+            out += 1;  // `out` only keeps pace; nothing is written
+          }
+          continue;
+        }
+        default:
+          return false;
+      }
+      p_ += 2;
+      if (kUnescape) *out = plain;
+      ++out;
+    }
+  }
+
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+  // number: a plain integer of at most 18 digits is converted here, typed as RapidJSON
+  // types it (Uint up to 2^32-1, Int down to -2^31, else Int64/Uint64); anything else
+  // goes to TokenNumber.
+  bool number(bool keep) {
+    char* const start = p_;
+    const bool minus = *p_ == '-';
+    if (minus) ++p_;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (*p_ >= '1' && *p_ <= '9') {
+      while (digit(*p_)) ++p_;
+    } else {
+      return false;
+    }
+    const std::size_t digits = static_cast<std::size_t>(p_ - start) - (minus ? 1 : 0);
+    bool plain = digits <= 18;
+    if (*p_ == '.') {
+      ++p_;
+      if (!digit(*p_)) return false;
+      while (digit(*p_)) ++p_;
+      plain = false;
+    }
+    if (*p_ == 'e' || *p_ == 'E') {
+      ++p_;
+      if (*p_ == '+' || *p_ == '-') ++p_;
+      if (!digit(*p_)) return false;
+      while (digit(*p_)) ++p_;
+      plain = false;
+    }
+    if (!plain) return token_number(start, keep);
+    if (!keep) return true;
+    std::uint64_t v = 0;
+    for (const char* d = start + (minus ? 1 : 0); d != p_; ++d) v = v * 10 + static_cast<unsigned>(*d - '0');
+    bool ok = false;
+    if (minus) {
+      ok = v <= 2147483648u ? document_.Int(static_cast<int>(-static_cast<std::int64_t>(v)))
+                            : document_.Int64(-static_cast<std::int64_t>(v));
+    } else {
+      ok = v <= 4294967295u ? document_.Uint(static_cast<unsigned>(v)) : document_.Uint64(v);
+    }
+    return ok && kept();
+  }
+
+  bool token_number(const char* start, bool keep) {
+    const std::string token(start, static_cast<const char*>(p_));
+    rapidjson::StringStream stream(token.c_str());
+    TokenNumber handler(keep ? &document_ : nullptr);
+    rapidjson::Reader reader;
+    if (reader.Parse(stream, handler).IsError()) return false;
+    return !keep || kept();
+  }
+
+  static constexpr std::size_t kReserveStep = 4096;  // kept values between two asks
+
+  char* p_;
+  rapidjson::Document& document_;
+  const ReserveKept& reserve_;
+  std::vector<Frame> frames_;
+  std::vector<SizeType> counts_;
+  char* string_ = nullptr;
+  SizeType string_length_ = 0;
+  std::size_t kept_ = 0;
+  std::size_t next_reserve_ = kReserveStep;
+  std::size_t next_depth_ = kReserveStep * kKeptValueBytes / (2 * sizeof(Frame));
+  bool over_budget_ = false;
+};
+
+}  // namespace
+
+ReviewScan scan_review(char* text, rapidjson::Document& document, const ReserveKept& reserve) {
+  ReviewScan result = ReviewScan::kRejected;
+  auto generate = [&](rapidjson::Document& d) {
+    result = Scanner(text, d, reserve).run();
+    return result == ReviewScan::kAccepted;
+  };
+  document.Populate(generate);
+  return result;
+}
+
+}  // namespace kubegap

@@ -65,6 +65,11 @@ std::string describe_parts(const std::vector<std::string>& parts) {
 
 }  // namespace
 
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  std::uint32_t rune = 0;
+  return next_rune(text, i, rune);
+}
+
 std::size_t invalid_utf8_at(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {

@@ -17,6 +17,10 @@ namespace kubegap {
 inline constexpr std::size_t kMaxWarningRunes = 256;
 inline constexpr std::size_t kMaxAnnotationValueBytes = 1024;
 
+// utf8_sequence_length: the length of the valid UTF-8 sequence at text[i], or 0 when it
+// is not one (the rule invalid_utf8_at applies).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
+
 // invalid_utf8_at: the offset of the first byte that does not start a valid UTF-8
 // sequence (overlong forms, surrogates and code points above U+10FFFF are invalid);
 // npos when the text is valid. ASCII runs are checked eight bytes at a time.

@@ -25,6 +25,7 @@ command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] ||
 out=build/bench
 mkdir -p "$out"
 build/release/review_bench --series "$out/cost-by-cluster-size.csv"
+tests/bench/decode_cost.sh build/release/review_bench tests/bench/reviews/gpu-pod-applied.json
 python3 tests/bench/transport_bench.py build/release/kubegap-webhook "$src" --out "$out" "$@"
 # Debian's python3-matplotlib belongs to the system interpreter, which may not be the
 # first python3 on PATH.

@@ -231,8 +231,8 @@ CommandSpec serve_spec() {
        "",
        "the container's memory limit less 64 MiB, 1 GiB without a limit; never less than one request of "
        "--max-body-bytes",
-       "memory that requests in flight may be charged (a body costs about 20x its size while parsed); over it, "
-       "a request is answered 503 with Retry-After before its body is read",
+       "memory that requests in flight may be charged (a body costs 3x its size as it arrives, then what its "
+       "decode keeps); over it, a request is answered 503 with Retry-After",
        "bytes requests in flight may be charged",
        V::kAny,
        {},

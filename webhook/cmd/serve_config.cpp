@@ -38,10 +38,10 @@ ServerOptions server_options_from(const ParsedFlags& flags) {
   if (flags.given("--memory-budget")) {
     options.memory_budget = static_cast<std::size_t>(flags.integer("--memory-budget", 0, 1LL << 40));
   }
-  if (options.memory_budget != 0 && options.memory_budget < request_charge(options.body_limit)) {
+  if (options.memory_budget != 0 && options.memory_budget < worst_request_charge(options.body_limit)) {
     throw UsageError{"flag --memory-budget: " + std::to_string(options.memory_budget) +
                      " bytes cannot hold one request of --max-body-bytes " + std::to_string(options.body_limit) +
-                     " (charged " + std::to_string(request_charge(options.body_limit)) +
+                     " (charged up to " + std::to_string(worst_request_charge(options.body_limit)) +
                      "); raise it or lower --max-body-bytes"};
   }
   options.max_connections = static_cast<std::size_t>(flags.integer("--max-connections", 2, 1 << 20));

@@ -186,7 +186,7 @@ std::optional<std::string> check_text(std::string_view body) {
 // instead of each being copied out. Owned with the document that points into it.
 constexpr std::size_t kTextPadding = 16;
 std::unique_ptr<char[]> text_copy(std::string_view body) {
-  auto text = std::make_unique<char[]>(body.size() + kTextPadding);
+  auto text = std::make_unique_for_overwrite<char[]>(body.size() + kTextPadding);
   std::copy(body.begin(), body.end(), text.get());
   std::fill_n(text.get() + body.size(), kTextPadding, '\0');
   return text;
@@ -246,7 +246,6 @@ DecodedReview read_envelope(std::unique_ptr<char[]> text, std::unique_ptr<rapidj
   return out;
 }
 
-
 }  // namespace
 
 DecodedReview decode_review_dom(std::string_view body, const ReserveKept& /*reserve*/) {
@@ -260,10 +259,9 @@ DecodedReview decode_review_dom(std::string_view body, const ReserveKept& /*rese
 }
 
 DecodedReview decode_review(std::string_view body, const ReserveKept& reserve) {
-  if (auto error = check_text(body)) return not_a_review(std::move(*error));
   auto text = text_copy(body);
   auto document = std::make_unique<rapidjson::Document>();
-  switch (scan_review(text.get(), *document, reserve)) {
+  switch (scan_review(text.get(), body.size(), *document, reserve)) {
     case ReviewScan::kAccepted:
       return read_envelope(std::move(text), std::move(document));
     case ReviewScan::kOverBudget: {
@@ -275,9 +273,11 @@ DecodedReview decode_review(std::string_view body, const ReserveKept& reserve) {
     case ReviewScan::kRejected:
       break;
   }
-  // Why: RapidJSON's reader says it, on a fresh copy, keeping nothing. The scan rejects
-  // exactly what the reader rejects (review_fuzz holds it to that); were the reader to
-  // accept, the DOM decoder answers rather than a wrong error.
+  // Why: a NUL or invalid UTF-8 first, as the DOM decoder says it; then RapidJSON's
+  // reader, on a fresh copy, keeping nothing. The scan rejects exactly what those reject
+  // (review_fuzz holds it to that); were they to accept, the DOM decoder answers rather
+  // than a wrong error.
+  if (auto error = check_text(body)) return not_a_review(std::move(*error));
   text = text_copy(body);
   rapidjson::InsituStringStream stream(text.get());
   rapidjson::BaseReaderHandler<> nothing;

@@ -59,7 +59,7 @@ std::optional<std::size_t> container_memory_limit() {
 std::size_t default_memory_budget(std::optional<std::size_t> container_limit, std::size_t max_body_bytes) {
   std::size_t budget = kUnlimitedBudget;
   if (container_limit) budget = *container_limit > kMemoryReserve ? *container_limit - kMemoryReserve : 0;
-  const std::size_t one = request_charge(max_body_bytes);
+  const std::size_t one = worst_request_charge(max_body_bytes);
   return budget < one ? one : budget;
 }
 

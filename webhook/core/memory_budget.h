@@ -16,6 +16,8 @@
 #include <optional>
 #include <string_view>
 
+#include "webhook/core/review_scan.h"
+
 namespace kubegap {
 
 // kBodyCopies: what a request is charged per body byte before its decode: the body as
@@ -29,6 +31,12 @@ inline constexpr std::size_t kRequestOverhead = 64 * 1024;
 
 // request_charge: what a request with a body of `body_bytes` is charged as it is read.
 constexpr std::size_t request_charge(std::size_t body_bytes) { return kRequestOverhead + kBodyCopies * body_bytes; }
+
+// worst_request_charge: the most a request of `body_bytes` can be charged in all: read,
+// then a decode that keeps every value, at most one per two bytes ("1,").
+constexpr std::size_t worst_request_charge(std::size_t body_bytes) {
+  return request_charge(body_bytes) + kKeptValueBytes * (body_bytes / 2 + 1);
+}
 
 class MemoryBudget {
  public:
@@ -97,8 +105,8 @@ inline constexpr std::size_t kUnlimitedBudget = std::size_t{1} << 30;
 inline constexpr std::size_t kMemoryReserve = std::size_t{64} << 20;
 
 // default_memory_budget: the container limit less kMemoryReserve, or kUnlimitedBudget
-// without a limit; never less than one request of `max_body_bytes` (a budget that could
-// never admit the largest allowed request would refuse it forever).
+// without a limit; never less than the worst request of `max_body_bytes` (a budget that
+// could never hold the largest allowed request would refuse it forever).
 std::size_t default_memory_budget(std::optional<std::size_t> container_limit, std::size_t max_body_bytes);
 
 }  // namespace kubegap

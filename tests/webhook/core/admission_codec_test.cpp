@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-
 #include <string>
 #include <vector>
 
@@ -320,35 +319,107 @@ std::string with_object(const std::string& object, const std::string& extra = ""
 // Syntax errors read exactly as RapidJSON's reader says them, wherever they are: in a
 // member that is kept, in one that is skipped, in the envelope.
 TEST(DecodeReviewOnePass, SyntaxErrorsReadAsTheReaderSaysThem) {
-  const std::vector<std::string> broken = {
-      R"("a\x")",     R"("a\u12")",      R"("\ud800")",  R"("\ud800\u0041")", R"("\ud800\\")", "\"a\tb\"",
-      "01",           "-",               "1.",           "1.e3",              "1e",           "1e+",
-      "1e400",        "-1e400",          "[1,]",         R"({"a":1,})",       R"({"a" 1})",   R"({"a":1 "b":2})",
-      R"({1:2})",     "nul",             "tru",          "fals",              "[1 2]",        "[",
-      R"({"a":)",     "\"unterminated",  "+1",           ".5",                "1e1000000",    "[-]",
-      R"({"a\q":1})", R"({"a":1}})",     "[1]]",         "--1",               "0x10",         "1.5.5"};
+  const std::vector<std::string> broken = {R"("a\x")",
+                                           R"("a\u12")",
+                                           R"("\ud800")",
+                                           R"("\ud800\u0041")",
+                                           R"("\ud800\\")",
+                                           "\"a\tb\"",
+                                           "01",
+                                           "-",
+                                           "1.",
+                                           "1.e3",
+                                           "1e",
+                                           "1e+",
+                                           "1e400",
+                                           "-1e400",
+                                           "[1,]",
+                                           R"({"a":1,})",
+                                           R"({"a" 1})",
+                                           R"({"a":1 "b":2})",
+                                           R"({1:2})",
+                                           "nul",
+                                           "tru",
+                                           "fals",
+                                           "[1 2]",
+                                           "[",
+                                           R"({"a":)",
+                                           "\"unterminated",
+                                           "+1",
+                                           ".5",
+                                           "1e1000000",
+                                           "[-]",
+                                           R"({"a\q":1})",
+                                           R"({"a":1}})",
+                                           "[1]]",
+                                           "--1",
+                                           "0x10",
+                                           "1.5.5"};
   for (const auto& b : broken) {
     SCOPED_TRACE(b);
-    expect_same_decode(with_object(R"({"spec":)" + b + "}"));                          // kept
-    expect_same_decode(with_object("{}", R"("userInfo":)" + b + ","));                 // skipped
-    expect_same_decode(with_object(R"({"status":)" + b + "}"));                        // skipped in the object
+    expect_same_decode(with_object(R"({"spec":)" + b + "}"));                        // kept
+    expect_same_decode(with_object("{}", R"("userInfo":)" + b + ","));               // skipped
+    expect_same_decode(with_object(R"({"status":)" + b + "}"));                      // skipped in the object
     expect_same_decode(R"({"apiVersion":"admission.k8s.io/v1","kind":)" + b + "}");  // the envelope
-    expect_same_decode(b);                                                             // the whole body
+    expect_same_decode(b);                                                           // the whole body
     EXPECT_EQ(decode_review(with_object(R"({"spec":)" + b + "}")).status, Status::kNotAReview);
+  }
+  // A NUL or invalid UTF-8 anywhere, even after a complete document, in a skipped member
+  // or outside any string: the same message ("a NUL byte", "invalid UTF-8") at the same offset.
+  const std::string review = with_object("{}");
+  for (const std::string& b :
+       {review + std::string(1, '\0') + "x", review.substr(0, 20) + std::string(1, '\0') + review.substr(20),
+        with_object("{}", "\"userInfo\":\"bad\xff\","), with_object("{\"name\":\"\xc0\xaf\"}"),
+        with_object("{\"name\":\"\xed\xa0\x80\"}"), with_object("{\"name\":1\xc3\xa9}"),
+        with_object("{\"name\":\"\xf4\x90\x80\x80\"}"), with_object("{\"name\":\"\xe2\x82\"}")}) {
+    SCOPED_TRACE(b);
+    expect_same_decode(b);
+    EXPECT_EQ(decode_review(b).status, Status::kNotAReview);
   }
 }
 
 // What is kept reads exactly as the DOM decoder reads it: numbers typed as RapidJSON
 // types them, escapes unescaped, surrogate pairs joined, lone low surrogates kept.
 TEST(DecodeReviewOnePass, KeptValuesEqualTheDomDecodersValues) {
-  const std::vector<std::string> values = {
-      "0",          "-0",         "7",          "-7",         "2147483647",           "2147483648",
-      "-2147483648", "-2147483649", "4294967295", "4294967296", "999999999999999999",  "-999999999999999999",
-      "9223372036854775807",      "9223372036854775808",    "18446744073709551615", "18446744073709551616",
-      "-9223372036854775808",     "-9223372036854775809",   "1.5",        "-0.0",   "1e308",  "1E-400", "12.5e+3",
-      "123456789012345678901234567890", R"("plain")", R"("a\"b\\c\/d\b\f\n\r\t")", R"("\u0041\u00e9\u20ac")",
-      R"("\ud83d\ude00")", R"("\udc00 lone low")", R"("x\u0026\u0026y")", R"("\u0000 NUL")", "true", "false",
-      "null", "[]", "{}", R"([1,"two",{"three":[3]}])", R"({"a\u0062":1})"};
+  const std::vector<std::string> values = {"0",
+                                           "-0",
+                                           "7",
+                                           "-7",
+                                           "2147483647",
+                                           "2147483648",
+                                           "-2147483648",
+                                           "-2147483649",
+                                           "4294967295",
+                                           "4294967296",
+                                           "999999999999999999",
+                                           "-999999999999999999",
+                                           "9223372036854775807",
+                                           "9223372036854775808",
+                                           "18446744073709551615",
+                                           "18446744073709551616",
+                                           "-9223372036854775808",
+                                           "-9223372036854775809",
+                                           "1.5",
+                                           "-0.0",
+                                           "1e308",
+                                           "1E-400",
+                                           "12.5e+3",
+                                           "123456789012345678901234567890",
+                                           R"("plain")",
+                                           R"("a\"b\\c\/d\b\f\n\r\t")",
+                                           R"("\u0041\u00e9\u20ac")",
+                                           R"("\ud83d\ude00")",
+                                           R"("\udc00 lone low")",
+                                           "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"",
+                                           R"("x\u0026\u0026y")",
+                                           R"("\u0000 NUL")",
+                                           "true",
+                                           "false",
+                                           "null",
+                                           "[]",
+                                           "{}",
+                                           R"([1,"two",{"three":[3]}])",
+                                           R"({"a\u0062":1})"};
   for (const auto& v : values) {
     SCOPED_TRACE(v);
     expect_same_decode(with_object(R"({"metadata":{"name":"p","labels":{"k":)" + v + R"(}},"spec":{"v":)" + v +

@@ -282,20 +282,20 @@ class Scanner {
     return frames_.size() < next_depth_ || ask();
   }
 
-  // string: the string at p_ (its opening quote). kUnescape: its text unescaped in place
+  // string: the string at p_ (its opening quote). Unescape: its text unescaped in place
   // and NUL-terminated, in string_ / string_length_; otherwise only validated.
-  template <bool kUnescape>
+  template <bool Unescape>
   bool string() {
     char* const start = ++p_;
     char* out = start;
     for (;;) {
       char* const run = p_;
       p_ = const_cast<char*>(find_special(p_));
-      if (kUnescape && out != run) std::memmove(out, run, static_cast<std::size_t>(p_ - run));
+      if (Unescape && out != run) std::memmove(out, run, static_cast<std::size_t>(p_ - run));
       out += p_ - run;
       if (*p_ == '"') {
         ++p_;
-        if (kUnescape) {
+        if (Unescape) {
           *out = '\0';
           string_ = start;
           string_length_ = static_cast<SizeType>(out - start);
@@ -305,7 +305,7 @@ class Scanner {
       if (static_cast<unsigned char>(*p_) >= 0x80) {  // UTF-8 is valid in strings only
         const auto length = utf8_sequence_length({p_, static_cast<std::size_t>(end_ - p_)}, 0);
         if (length == 0) return false;
-        if (kUnescape && out != p_) std::memmove(out, p_, length);
+        if (Unescape && out != p_) std::memmove(out, p_, length);
         out += length;
         p_ += length;
         continue;
@@ -344,7 +344,7 @@ class Scanner {
             p_ += 6;
             cp = ((cp - 0xd800) << 10 | (low - 0xdc00)) + 0x10000;
           }
-          if (kUnescape) {
+          if (Unescape) {
             out = put_utf8(out, cp);
           } else {
             out += 1;  // `out` only keeps pace; nothing is written
@@ -355,7 +355,7 @@ class Scanner {
           return false;
       }
       p_ += 2;
-      if (kUnescape) *out = plain;
+      if (Unescape) *out = plain;
       ++out;
     }
   }

@@ -208,8 +208,8 @@ class Session {
     // Admitted by its declared length before the body is read: a body the budget cannot
     // hold now is answered 503 at once (an answer costs nothing; a body costs its copies,
     // then what its decode keeps, memory_budget.h). What the request holds then grows
-    // with the bytes that arrive, so a header declaring 8 MiB and sending nothing holds next to nothing
-    // and cannot lock other reviews out for the request timeout.
+    // with the bytes that arrive, so a header declaring 8 MiB and sending nothing holds
+    // next to nothing and cannot lock other reviews out for the request timeout.
     MemoryBudget::Lease lease(ctx_.budget);
     if (!ctx_.budget->could_hold(request_charge(parser.content_length().value_or(0))) ||
         !lease.grow_to(request_charge(0))) {

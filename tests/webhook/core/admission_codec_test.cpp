@@ -450,12 +450,17 @@ TEST(DecodeReviewOnePass, KeepsOnlyWhatTheEnvelopeAndTheChecksRead) {
             R"("object":{"metadata":{"name":"p"},"spec":{"containers":[]}}}})");
 }
 
+// ones: a JSON array of `n` ones.
+std::string ones(int n) {
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += i ? ",1" : "1";
+  return out + "]";
+}
+
 // A container where the envelope wants a scalar or an object is kept empty: the type
 // checks say what they said, and nothing of it is held.
 TEST(DecodeReviewOnePass, AContainerWhereTheEnvelopeWantsAScalarIsKeptEmpty) {
-  std::string many = "[";
-  for (int i = 0; i < 100000; ++i) many += i ? ",1" : "1";
-  many += "]";
+  const std::string many = ones(100000);
   for (const std::string& body :
        {R"({"apiVersion":"admission.k8s.io/v1","kind":)" + many + "}", review_with_request(many),
         review_with_request(R"({"uid":)" + many + "}"), review_with_request(R"({"uid":"u","name":)" + many + "}"),
@@ -475,9 +480,7 @@ TEST(DecodeReviewOnePass, AContainerWhereTheEnvelopeWantsAScalarIsKeptEmpty) {
 
 // What the decode keeps is asked of the budget as it grows; a refusal stops it.
 TEST(DecodeReviewOnePass, AsksTheBudgetForWhatItKeepsAndStopsWhenRefused) {
-  std::string many = "[";
-  for (int i = 0; i < 100000; ++i) many += i ? ",1" : "1";
-  many += "]";
+  const std::string many = ones(100000);
   const std::string body = with_object(R"({"spec":{"list":)" + many + "}}");
   std::size_t asked = 0;
   EXPECT_EQ(decode_review(body,

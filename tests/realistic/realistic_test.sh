@@ -34,6 +34,21 @@ if ! python3 tests/realistic/score.py "$bin" tests/fixtures/realistic-restart-ho
   failures=$((failures + 1))
 fi
 
+# A held-out set's file names never reach the output, even without --totals-only: a
+# set marked .held-out whose one file is labelled wrongly must print its totals only.
+held=$(mktemp -d)
+mkdir "$held/g"
+cp "$fx/training/jobset-tensorflow-mnist-hostpath.yaml" "$held/g/telltale-name.yaml"
+printf 'file\texpect\twhy\ng/telltale-name.yaml\tquiet\tlabelled wrongly on purpose\n' >"$held/labels.tsv"
+touch "$held/.held-out"
+out=$(python3 tests/realistic/score.py "$bin" "$held")
+if grep -q telltale <<<"$out" || ! grep -q "precision 0.000" <<<"$out"; then
+  echo "FAIL - score.py on a held-out set printed names or no totals:"; echo "$out"; failures=$((failures + 1))
+else
+  echo "ok   - score.py prints only the totals of a held-out set"
+fi
+rm -rf "$held"
+
 got=$(mktemp)
 trap 'rm -f "$got"' EXIT
 # compare_report DIR GOLDEN: `check`'s whole text report on DIR against GOLDEN.

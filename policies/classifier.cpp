@@ -87,10 +87,18 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
   if (!evidence.diagnostic.empty() && (accelerator || framework || row_class == WorkloadClass::kTraining)) {
     return {true, WorkloadClass::kDiagnostic, evidence.diagnostic};
   }
+  const std::string kind = row != nullptr ? row->kind : object.kind;
+  // A cluster with no workload of its own (a Volcano Job whose tasks only run `ray start`)
+  // is judged like a RayCluster: it needs evidence, like a bare Pod, whatever its kind.
+  if (evidence.idle_cluster) {
+    if (!accelerator) return {false, WorkloadClass::kAuto, "no accelerator and no training label"};
+    if (!evidence.training.empty()) return {true, WorkloadClass::kTraining, evidence.training};
+    return {true, WorkloadClass::kAuto,
+            "every part only starts cluster nodes: a " + kind + " with no workload of its own"};
+  }
   for (const auto& key : policy.framework_labels) {
     if (pod.labels.contains(key)) return {true, WorkloadClass::kTraining, "framework label " + key};
   }
-  const std::string kind = row != nullptr ? row->kind : object.kind;
   const std::string via = row != nullptr && row->kind != object.kind && !object.owner.kind.empty()
                               ? " (owner " + object.owner.kind + ")"
                               : "";

@@ -47,6 +47,9 @@ struct PodClass {
 struct PartEvidence {
   std::string training;    // why it trains
   std::string diagnostic;  // why it only runs diagnostics or placeholders
+  // Every part of the object only starts cluster nodes that wait for work (sshd, `ray
+  // start`) and the object has no entrypoint: a cluster with no workload of its own.
+  bool idle_cluster = false;
 };
 
 // classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod

@@ -138,6 +138,7 @@ struct EvidenceFacts {
   std::string checkpointing_off;     // the flag that switches saving off
   std::string save_flag, save_path;  // where a checkpoint/output flag says it saves
   bool speaks = false;               // training or diagnostic evidence of its own
+  bool daemons_only = false;         // every container only starts a cluster node (clusterDaemons)
 };
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
@@ -186,18 +187,20 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
 }
 
 // pod_evidence: a pod spec's main containers. Diagnostic only when every main container
-// is; a container running only sshd (an MPI worker) or the image's own entrypoint has no
-// say either way.
+// is; a container that only starts a cluster node (sshd in an MPI worker, `ray start`) or
+// runs the image's own entrypoint has no say either way.
 EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const ClusterSnapshot* known,
                            const Policy& policy) {
   EvidenceFacts out;
   bool all_diagnostic = true;
   bool any_voice = false;
+  out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     const CommandFacts facts = command_facts(c.command, c.args);
-    const bool sshd_only = facts.programs.size() == 1 && facts.programs.front() == "sshd";
+    const bool daemon = runs_only_daemons(facts, policy);
+    out.daemons_only = out.daemons_only && daemon;
     const std::vector<EnvVar> env = effective_env(c, ns, known);
-    if (!facts.has_command || sshd_only) {
+    if (!facts.has_command || daemon) {
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())
         out.destination = *where;
@@ -312,9 +315,20 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
                                false,
                                ""});
   }
-  for (const auto& pod : std::span(object.pods).first(std::min(limit, object.pods.size()))) {
+  const auto parts = std::span(object.pods).first(std::min(limit, object.pods.size()));
+  std::vector<EvidenceFacts> evidence;
+  evidence.reserve(parts.size());
+  // A cluster with no workload of its own: every part only starts cluster nodes, and
+  // nothing (an entrypoint) says what they will run.
+  bool idle_cluster = !parts.empty() && object.entrypoints.empty();
+  for (const auto& pod : parts) {
+    evidence.push_back(pod_evidence(pod, object.namespace_name, claims, policy));
+    idle_cluster = idle_cluster && evidence.back().daemons_only;
+  }
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const PodSpecView& pod = parts[i];
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
-    EvidenceFacts own = pod_evidence(pod, object.namespace_name, claims, policy);
+    EvidenceFacts& own = evidence[i];
     // A part that says nothing itself runs what its job's coordinator or entrypoint runs.
     if (!own.speaks) {
       own.training = job.training;
@@ -327,8 +341,8 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       own.save_flag = job.save_flag;
       own.save_path = job.save_path;
     }
-    const PodClass pod_class =
-        classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy, {own.training, own.diagnostic});
+    const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
+                                            {own.training, own.diagnostic, idle_cluster});
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});
     if (pod_class.evaluated) {
       judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off,

@@ -169,11 +169,14 @@ bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std
     }
     if (base.starts_with("python") && at + 2 < words.size() && words[at + 1] == "-m") {
       facts.programs.push_back(words[at + 2]);
+      facts.subcommands.push_back(at + 3 < words.size() ? words[at + 3] : std::string());
       return true;
     }
     break;
   }
-  facts.programs.push_back(basename(words[std::min(at, words.size() - 1)]));
+  at = std::min(at, words.size() - 1);
+  facts.programs.push_back(basename(words[at]));
+  facts.subcommands.push_back(at + 1 < words.size() ? words[at + 1] : std::string());
   return true;
 }
 
@@ -373,6 +376,23 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
     if (looks_like_checkpoints(w, policy)) return "checkpoint argument " + w;
   }
   return std::nullopt;
+}
+
+bool runs_only_daemons(const CommandFacts& facts, const Policy& policy) {
+  bool daemon = false;
+  for (std::size_t i = 0; i < facts.programs.size(); ++i) {
+    const std::string& program = facts.programs[i];
+    const bool is_daemon =
+        std::any_of(policy.cluster_daemons.begin(), policy.cluster_daemons.end(), [&](const std::string& entry) {
+          const auto space = entry.find(' ');
+          if (space == std::string::npos) return entry == program;
+          return entry.compare(0, space, program) == 0 &&
+                 entry.compare(space + 1, std::string::npos, facts.subcommands[i]) == 0;
+        });
+    if (!is_daemon && !matches(policy.placeholder_commands, program)) return false;
+    daemon = daemon || is_daemon;
+  }
+  return daemon;
 }
 
 std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,

@@ -23,10 +23,11 @@ namespace kubegap {
 
 // CommandFacts: a container's command line, digested.
 struct CommandFacts {
-  bool has_command = false;           // command or args given (else: the image's entrypoint)
-  std::vector<std::string> programs;  // basename of the first word of each simple command
-  std::vector<std::string> words;     // every word, in order
-  bool inline_code = false;           // `python -c CODE`: a one-liner, not a program file
+  bool has_command = false;              // command or args given (else: the image's entrypoint)
+  std::vector<std::string> programs;     // basename of the first word of each simple command
+  std::vector<std::string> subcommands;  // the word after each program ("start" of `ray start`), or ""
+  std::vector<std::string> words;        // every word, in order
+  bool inline_code = false;              // `python -c CODE`: a one-liner, not a program file
 };
 
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);
@@ -51,6 +52,10 @@ bool reads_checkpoints(const CommandFacts& facts, const Policy& policy);
 
 // looks_like_checkpoint_path: the policy's checkpointPathHints, case-insensitively.
 bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
+
+// runs_only_daemons: the command starts a cluster node that waits for work (clusterDaemons:
+// sshd, `ray start`), with nothing but placeholders around it (`mkdir -p /run/sshd`).
+bool runs_only_daemons(const CommandFacts& facts, const Policy& policy);
 
 // diagnostic_evidence: why the command only runs accelerator diagnostics, benchmarks or
 // placeholders ("diagnostic nvidia-smi", "placeholder sleep"), or nothing. Training

@@ -349,11 +349,13 @@ void set_default_hints(Policy& p) {  // data table
                         "devicequery", "bandwidthtest",   "*_perf",   "osu_*",    "nvbandwidth",
                         "*benchmark*", "*collect_env*",   "pi",       "run_check"};
   // Programs that hold a place or only print facts about the machine.
-  p.placeholder_commands = {"sleep",  "echo",        "printf",      "true",     "pause",  "wait",  "trap",
-                            "tail",   "exit",        "hostname",    "date",     ":",      "ls",    "df",
-                            "du",     "cat",         "env",         "printenv", "nproc",  "free",  "uname",
-                            "whoami", "id",          "pwd",         "lscpu",    "lspci",  "lsblk", "ulimit",
-                            "ibstat", "ibv_devinfo", "ibv_devices", "cd",       "export", "set",   "source"};
+  p.placeholder_commands = {"sleep",  "echo",     "printf", "true",   "pause",  "wait",        "trap",        "tail",
+                            "exit",   "hostname", "date",   ":",      "ls",     "df",          "du",          "cat",
+                            "env",    "printenv", "nproc",  "free",   "uname",  "whoami",      "id",          "pwd",
+                            "lscpu",  "lspci",    "lsblk",  "ulimit", "ibstat", "ibv_devinfo", "ibv_devices", "cd",
+                            "export", "set",      "source", "mkdir"};
+  // Cluster nodes that wait for work: MPI workers (sshd), Ray nodes, Dask's scheduler and workers.
+  p.cluster_daemons = {"sshd", "ray start", "dask-scheduler", "dask-worker", "dask scheduler", "dask worker"};
   // Each from the program's own documentation (default-policy.yaml cites them).
   p.checkpointing_off = {
       "enable_checkpointing=false",       "enable_checkpointing=0",  "save_strategy=no",       "no_save",

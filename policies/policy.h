@@ -178,6 +178,10 @@ struct Policy {
   std::vector<std::string> diagnostic_hints;
   // Programs that hold a placeholder and do nothing (sleep, echo, pause, ...).
   std::vector<std::string> placeholder_commands;
+  // Programs that start a node of a cluster and wait for work ("sshd", "ray start": a
+  // program and its first word): a part that only runs these has no say of its own, and
+  // an object whose every part only runs them has no workload (clusterDaemons).
+  std::vector<std::string> cluster_daemons;
   // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
   // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
   std::vector<std::string> checkpointing_off;

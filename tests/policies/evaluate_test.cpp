@@ -545,3 +545,64 @@ TEST(Evaluate, TheSavePathDecidesWhichMountCounts) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+WorkloadView volcano_job(std::vector<std::vector<std::string>> commands) {
+  WorkloadView job;
+  job.api_group = "batch.volcano.sh";
+  job.kind = "Job";
+  job.namespace_name = "ml";
+  job.name = "cluster";
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    PodSpecView pod = gpu_pod();
+    pod.containers.front().command = commands[i];
+    pod.part = "task " + std::to_string(i);
+    pod.labels["volcano.sh/job-name"] = "cluster";  // a framework label: training, were it not idle
+    job.pods.push_back(std::move(pod));
+  }
+  return job;
+}
+
+// A training kind whose every part only starts cluster nodes (Volcano's ray plugin: a
+// head and workers running `ray start --block`) has no workload of its own: auto, and
+// without training evidence checkpoint-volume is not evaluated. One part that runs a
+// program, or an entrypoint, makes it a job again.
+TEST(Evaluate, AClusterWithNoWorkloadOfItsOwnNeedsEvidence) {
+  const Evaluation idle = evaluate_object_view(
+      volcano_job({{"sh", "-c", "ray start --head --block"}, {"ray", "start", "--address=head:6379", "--block"}}),
+      nullptr, default_policy());
+  ASSERT_EQ(idle.parts.size(), 2u);
+  for (const auto& p : idle.parts) {
+    EXPECT_EQ(p.workload_class, WorkloadClass::kAuto) << p.why;
+    EXPECT_NE(p.why.find("no workload of its own"), std::string::npos) << p.why;
+  }
+  const Finding* not_judged = checkpoint_of(idle.findings);
+  ASSERT_NE(not_judged, nullptr);
+  EXPECT_EQ(not_judged->outcome, Outcome::kNotEvaluated);
+
+  const Evaluation trains = evaluate_object_view(
+      volcano_job({{"sh", "-c", "ray start --head && python train.py --epochs 3"}, {"ray", "start", "--block"}}),
+      nullptr, default_policy());
+  EXPECT_EQ(trains.parts[0].workload_class, WorkloadClass::kTraining);
+  ASSERT_NE(checkpoint_of(trains.findings), nullptr);
+  EXPECT_EQ(checkpoint_of(trains.findings)->outcome, Outcome::kFinding);
+
+  WorkloadView with_entrypoint = volcano_job({{"ray", "start", "--head", "--block"}});
+  with_entrypoint.entrypoints.push_back("python train.py --epochs 3");
+  EXPECT_EQ(evaluate_object_view(with_entrypoint, nullptr, default_policy()).parts[0].workload_class,
+            WorkloadClass::kTraining);
+
+  // `ray status` is no daemon; a part whose container runs the image's entrypoint says
+  // nothing, so the object is not known to be idle.
+  EXPECT_EQ(evaluate_object_view(volcano_job({{"ray", "status"}}), nullptr, default_policy()).parts[0].workload_class,
+            WorkloadClass::kTraining);
+  EXPECT_EQ(evaluate_object_view(volcano_job({{"ray", "start", "--block"}, {}}), nullptr, default_policy())
+                .parts[0]
+                .workload_class,
+            WorkloadClass::kTraining);
+}
+
+}  // namespace
+}  // namespace kgtest

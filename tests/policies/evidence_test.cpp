@@ -243,6 +243,26 @@ TEST(Evidence, WrappersAreLookedThrough) {
   EXPECT_EQ(programs({"bash", "launch.sh", "--workdir=gs://b/x", "--lr=0.1"}), (Programs{"bash"}));
 }
 
+// clusterDaemons: a program, or a program and its first word, with only placeholders
+// around it.
+TEST(Evidence, ClusterDaemonsAreProgramsOrProgramsAndTheirFirstWord) {
+  const Policy& policy = default_policy();
+  const auto daemons = [&](std::vector<std::string> command) {
+    return runs_only_daemons(command_facts(command, {}), policy);
+  };
+  EXPECT_TRUE(daemons({"/usr/sbin/sshd", "-De"}));
+  EXPECT_TRUE(daemons({"bash", "-c", "mkdir -p /var/run/sshd; /usr/sbin/sshd -D"}));
+  EXPECT_TRUE(daemons({"sh", "-c", "ray start --head --port=6379 --block"}));
+  EXPECT_TRUE(daemons({"dask", "worker", "tcp://scheduler:8786"}));
+  EXPECT_FALSE(daemons({"ray", "job", "submit", "--", "python", "train.py"}));
+  EXPECT_FALSE(daemons({"sh", "-c", "ray start --head; python train.py"}));
+  EXPECT_FALSE(daemons({"sleep", "infinity"}));  // a placeholder, not a daemon
+  EXPECT_FALSE(daemons({}));
+  Policy none = policy;
+  none.cluster_daemons.clear();
+  EXPECT_FALSE(runs_only_daemons(command_facts({"sshd", "-D"}, {}), none));
+}
+
 TEST(Evidence, AnInspectionOfACheckpointPathIsAPlaceholderNotTraining) {
   const CommandFacts facts = command_facts({"mpirun", "-np", "2", "bash", "-c", "ls /mnt/checkpoints; df -h"}, {});
   const auto trains = training_evidence(facts, {}, default_policy());

@@ -81,6 +81,8 @@ class PolicyParser {
         policy.diagnostic_hints = strings(value, key);
       } else if (key == "placeholderCommands") {
         policy.placeholder_commands = strings(value, key);
+      } else if (key == "clusterDaemons") {
+        policy.cluster_daemons = strings(value, key);
       } else if (key == "checkpointingOff") {
         policy.checkpointing_off = strings(value, key);
       } else if (key == "benchmarkFlags") {
@@ -105,7 +107,8 @@ class PolicyParser {
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, minRestartBudget, "
              "excludedNamespaces, "
-             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, checkpointingOff, "
+             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, clusterDaemons, "
+             "checkpointingOff, "
              "benchmarkFlags, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }
     }

@@ -375,7 +375,9 @@ void set_default_hints(Policy& p) {  // data table
                        "data_backend=synthetic*",
                        "mode=benchmark*",
                        "dataset=dummy*",
-                       "dataset=fake*"};
+                       "dataset=fake*",
+                       "data_impl=mock",
+                       "mock_data"};
   p.benchmark_programs = {"tf_cnn_benchmarks*",
                           "*_benchmark.py",
                           "benchmark_*.py",

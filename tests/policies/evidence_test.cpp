@@ -298,6 +298,11 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
   EXPECT_EQ(bench({"python", "train.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
   EXPECT_FALSE(bench({"python", "train.py", "--benchmark", "0"}));
   EXPECT_FALSE(bench({"python", "train.py", "--dataset", "imagenet"}));
+  // NeMo's mock dataset (a Hydra override: its last component) and Megatron-LM's --mock-data.
+  EXPECT_EQ(bench({"python", "megatron_gpt_pretraining.py", "model.data.data_impl=mock"}),
+            "benchmark flag model.data.data_impl=mock");
+  EXPECT_EQ(bench({"torchrun", "pretrain_gpt.py", "--mock-data", "--train-iters", "50"}), "benchmark flag --mock-data");
+  EXPECT_FALSE(bench({"python", "megatron_gpt_pretraining.py", "model.data.data_impl=mmap"}));
 }
 
 TEST(Evidence, StrongEvidenceNamesWhatTrains) {

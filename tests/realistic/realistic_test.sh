@@ -16,9 +16,10 @@ if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.91 --min-re
   failures=$((failures + 1))
 fi
 # The held-out set (tests/fixtures/realistic-holdout/README.md): rule authors do not read
-# it, so only its totals are printed. Its minimums are the figures first measured on it.
+# it, so only its totals are printed. Its minimums are the figures measured on it (54 manifests
+# since 2026-12-05: 16 were added from new sources and the figures fell; see performance.md).
 if ! python3 tests/realistic/score.py "$bin" tests/fixtures/realistic-holdout --totals-only \
-  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.76}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.92}"; then
+  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.69}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.90}"; then
   failures=$((failures + 1))
 fi
 

@@ -105,6 +105,12 @@ bool staged_by_init(const PodSpecView& pod, const std::string& volume_name) {
   });
 }
 
+// starts_server: the container starts an inference server (servingPrograms): a
+// checkpoint-looking mount of it holds the model it loads, not checkpoints it writes.
+bool starts_server(const Container& c, const Policy& policy) {
+  return serving_evidence(command_facts(c.command, c.args), policy).has_value();
+}
+
 Gap undeclared(const TrainerMount& m) {
   return not_evaluated("volume \"" + m.mount->name + "\" mounted at " + m.mount->mount_path + " by container " +
                        m.container->name + " is not declared");
@@ -165,7 +171,10 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   bool checkpoint_path = false;
   for (const auto& m : mounts) {
     if (!looks_like_checkpoint_path(m.mount->mount_path, ctx.policy)) continue;
-    if (ctx.workload_class == WorkloadClass::kServing && staged_by_init(pod, m.mount->name)) continue;
+    if (ctx.workload_class == WorkloadClass::kServing &&
+        (staged_by_init(pod, m.mount->name) || starts_server(*m.container, ctx.policy))) {
+      continue;
+    }
     checkpoint_path = true;
     if (m.volume == nullptr) {
       if (unknown == nullptr) unknown = &m;

@@ -88,6 +88,13 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
     return {true, WorkloadClass::kDiagnostic, evidence.diagnostic};
   }
   const std::string kind = row != nullptr ? row->kind : object.kind;
+  // An inference server in any kind (offline batch inference in a JobSet) serves, unless
+  // the part visibly trains too.
+  if (!evidence.serving.empty() && row_class != WorkloadClass::kServing &&
+      !strong_training_evidence(evidence.training) &&
+      (accelerator || framework || row_class == WorkloadClass::kTraining)) {
+    return {true, WorkloadClass::kServing, evidence.serving};
+  }
   // A cluster with no workload of its own (a Volcano Job whose tasks only run `ray start`)
   // is judged like a RayCluster: it needs evidence, like a bare Pod, whatever its kind.
   if (evidence.idle_cluster) {

@@ -50,6 +50,7 @@ struct PartEvidence {
   // Every part of the object only starts cluster nodes that wait for work (sshd, `ray
   // start`) and the object has no entrypoint: a cluster with no workload of its own.
   bool idle_cluster = false;
+  std::string serving;  // the inference server a container starts (servingPrograms)
 };
 
 // classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod

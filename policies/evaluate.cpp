@@ -139,6 +139,7 @@ struct EvidenceFacts {
   std::string save_flag, save_path;  // where a checkpoint/output flag says it saves
   bool speaks = false;               // training or diagnostic evidence of its own
   bool daemons_only = false;         // every container only starts a cluster node (clusterDaemons)
+  std::string serving;               // an inference server it starts (servingPrograms)
 };
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
@@ -197,6 +198,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     const CommandFacts facts = command_facts(c.command, c.args);
+    if (out.serving.empty()) out.serving = serving_evidence(facts, policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;
     const std::vector<EnvVar> env = effective_env(c, ns, known);
@@ -213,6 +215,11 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     }
     any_voice = true;
     add_command(out, facts, env, c.image, policy, all_diagnostic);
+  }
+  // A native sidecar (an init container that keeps running) can be the server.
+  for (const auto& c : pod.init_containers) {
+    if (!out.serving.empty() || c.command.empty()) break;
+    out.serving = serving_evidence(command_facts(c.command, c.args), policy).value_or("");
   }
   if (!any_voice || !all_diagnostic || strong_training_evidence(out.training)) out.diagnostic.clear();
   if (!out.diagnostic.empty()) out.training.clear();
@@ -342,7 +349,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       own.save_path = job.save_path;
     }
     const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
-                                            {own.training, own.diagnostic, idle_cluster});
+                                            {own.training, own.diagnostic, idle_cluster, own.serving});
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});
     if (pod_class.evaluated) {
       judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off,

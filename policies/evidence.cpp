@@ -378,21 +378,38 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
   return std::nullopt;
 }
 
+namespace {
+
+// runs: the i-th simple command's program is one of `entries` ("program" or "program
+// word": the program and its first word, `ray start`); the entry that matched, or null.
+const std::string* runs(const CommandFacts& facts, std::size_t i, const std::vector<std::string>& entries) {
+  const std::string& program = facts.programs[i];
+  const auto it = std::find_if(entries.begin(), entries.end(), [&](const std::string& entry) {
+    const auto space = entry.find(' ');
+    if (space == std::string::npos) return entry == program;
+    return entry.compare(0, space, program) == 0 &&
+           entry.compare(space + 1, std::string::npos, facts.subcommands[i]) == 0;
+  });
+  return it == entries.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
 bool runs_only_daemons(const CommandFacts& facts, const Policy& policy) {
   bool daemon = false;
   for (std::size_t i = 0; i < facts.programs.size(); ++i) {
-    const std::string& program = facts.programs[i];
-    const bool is_daemon =
-        std::any_of(policy.cluster_daemons.begin(), policy.cluster_daemons.end(), [&](const std::string& entry) {
-          const auto space = entry.find(' ');
-          if (space == std::string::npos) return entry == program;
-          return entry.compare(0, space, program) == 0 &&
-                 entry.compare(space + 1, std::string::npos, facts.subcommands[i]) == 0;
-        });
-    if (!is_daemon && !matches(policy.placeholder_commands, program)) return false;
+    const bool is_daemon = runs(facts, i, policy.cluster_daemons) != nullptr;
+    if (!is_daemon && !matches(policy.placeholder_commands, facts.programs[i])) return false;
     daemon = daemon || is_daemon;
   }
   return daemon;
+}
+
+std::optional<std::string> serving_evidence(const CommandFacts& facts, const Policy& policy) {
+  for (std::size_t i = 0; i < facts.programs.size(); ++i) {
+    if (const std::string* server = runs(facts, i, policy.serving_programs)) return "inference server " + *server;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const std::string& image,

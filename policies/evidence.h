@@ -57,6 +57,10 @@ bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
 // sshd, `ray start`), with nothing but placeholders around it (`mkdir -p /run/sshd`).
 bool runs_only_daemons(const CommandFacts& facts, const Policy& policy);
 
+// serving_evidence: "inference server vllm serve" when the command starts an inference
+// server (servingPrograms, matched like clusterDaemons), or nothing.
+std::optional<std::string> serving_evidence(const CommandFacts& facts, const Policy& policy);
+
 // diagnostic_evidence: why the command only runs accelerator diagnostics, benchmarks or
 // placeholders ("diagnostic nvidia-smi", "placeholder sleep"), or nothing. Training
 // evidence in the same command wins; a caller that has already looked passes `trains`

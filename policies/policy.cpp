@@ -356,6 +356,18 @@ void set_default_hints(Policy& p) {  // data table
                             "export", "set",      "source", "mkdir"};
   // Cluster nodes that wait for work: MPI workers (sshd), Ray nodes, Dask's scheduler and workers.
   p.cluster_daemons = {"sshd", "ray start", "dask-scheduler", "dask-worker", "dask scheduler", "dask worker"};
+  // Inference servers, each from its project's docs (default-policy.yaml cites them).
+  p.serving_programs = {"vllm serve",
+                        "vllm.entrypoints.openai.api_server",
+                        "vllm.entrypoints.api_server",
+                        "sglang.launch_server",
+                        "sglang serve",
+                        "text-generation-launcher",
+                        "tritonserver",
+                        "trtllm-serve",
+                        "llama-server",
+                        "ollama serve",
+                        "lmdeploy serve"};
   // Each from the program's own documentation (default-policy.yaml cites them).
   p.checkpointing_off = {
       "enable_checkpointing=false",       "enable_checkpointing=0",  "save_strategy=no",       "no_save",

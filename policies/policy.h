@@ -182,6 +182,10 @@ struct Policy {
   // program and its first word): a part that only runs these has no say of its own, and
   // an object whose every part only runs them has no workload (clusterDaemons).
   std::vector<std::string> cluster_daemons;
+  // Inference servers ("vllm serve", "sglang.launch_server"; matched like
+  // cluster_daemons): a part that starts one and shows no strong training evidence serves,
+  // in any kind (an offline batch-inference JobSet with a vLLM sidecar).
+  std::vector<std::string> serving_programs;
   // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
   // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
   std::vector<std::string> checkpointing_off;

@@ -606,3 +606,46 @@ TEST(Evaluate, AClusterWithNoWorkloadOfItsOwnNeedsEvidence) {
 
 }  // namespace
 }  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// An inference server in a training kind (offline batch inference: a vLLM server as a
+// native sidecar, a client walking a dataset) serves: no checkpoint finding for its
+// emptyDir. A part that also visibly trains stays training; a serving part's
+// checkpoint-looking mount that the server loads from is a model, not checkpoints.
+TEST(Evaluate, AnInferenceServerInATrainingKindServes) {
+  PodSpecView pod = with_volume(gpu_pod(), empty_dir("scratch"), "/scratch");
+  pod.containers.front().command = {"python", "run_batch.py", "--input", "/data/prompts.jsonl"};
+  Container sidecar;
+  sidecar.name = "vllm";
+  sidecar.command = {"vllm", "serve", "/models/llama", "--port", "8000"};
+  pod.init_containers.push_back(sidecar);
+  WorkloadView job = volcano_job({});
+  job.api_group = "jobset.x-k8s.io";
+  job.kind = "JobSet";
+  job.pods.push_back(pod);
+  const Evaluation batch = evaluate_object_view(job, nullptr, default_policy());
+  ASSERT_EQ(batch.parts.size(), 1u);
+  EXPECT_EQ(batch.parts[0].workload_class, WorkloadClass::kServing) << batch.parts[0].why;
+  EXPECT_EQ(batch.parts[0].why, "inference server vllm serve");
+  EXPECT_EQ(checkpoint_of(batch.findings), nullptr);
+
+  job.pods.front().containers.front().command = {"torchrun", "train.py", "--output_dir", "/scratch/out"};
+  const Evaluation trains = evaluate_object_view(job, nullptr, default_policy());
+  EXPECT_EQ(trains.parts[0].workload_class, WorkloadClass::kTraining) << trains.parts[0].why;
+  ASSERT_NE(checkpoint_of(trains.findings), nullptr);
+  EXPECT_EQ(checkpoint_of(trains.findings)->outcome, Outcome::kFinding);
+
+  PodSpecView server = with_volume(gpu_pod(), empty_dir("ckpt"), "/checkpoints");
+  server.containers.front().command = {"vllm", "serve", "/checkpoints/step-900"};
+  EXPECT_EQ(checkpoint_of(evaluate_object_view(deployment_of(server), nullptr, default_policy()).findings), nullptr);
+  server.containers.front().command = {"python", "server.py"};
+  const Evaluation writer = evaluate_object_view(deployment_of(server), nullptr, default_policy());
+  const Finding* writes = checkpoint_of(writer.findings);
+  ASSERT_NE(writes, nullptr);
+  EXPECT_EQ(writes->outcome, Outcome::kFinding);
+}
+
+}  // namespace
+}  // namespace kgtest

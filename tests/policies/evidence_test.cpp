@@ -263,6 +263,21 @@ TEST(Evidence, ClusterDaemonsAreProgramsOrProgramsAndTheirFirstWord) {
   EXPECT_FALSE(runs_only_daemons(command_facts({"sshd", "-D"}, {}), none));
 }
 
+TEST(Evidence, InferenceServersAreNamedByProgramOrModule) {
+  const Policy& policy = default_policy();
+  const auto server = [&](std::vector<std::string> command) {
+    return serving_evidence(command_facts(command, {}), policy);
+  };
+  EXPECT_EQ(server({"vllm", "serve", "/models/llama", "--port", "8000"}), "inference server vllm serve");
+  EXPECT_EQ(server({"python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"}),
+            "inference server vllm.entrypoints.openai.api_server");
+  EXPECT_EQ(server({"sh", "-c", "pip install x && python3 -m sglang.launch_server --model-path m"}),
+            "inference server sglang.launch_server");
+  EXPECT_FALSE(server({"vllm", "bench", "throughput"}));  // vllm's other commands serve nothing
+  EXPECT_FALSE(server({"python", "-m", "verl.trainer.main_ppo"}));
+  EXPECT_FALSE(server({}));
+}
+
 TEST(Evidence, AnInspectionOfACheckpointPathIsAPlaceholderNotTraining) {
   const CommandFacts facts = command_facts({"mpirun", "-np", "2", "bash", "-c", "ls /mnt/checkpoints; df -h"}, {});
   const auto trains = training_evidence(facts, {}, default_policy());

@@ -83,6 +83,8 @@ class PolicyParser {
         policy.placeholder_commands = strings(value, key);
       } else if (key == "clusterDaemons") {
         policy.cluster_daemons = strings(value, key);
+      } else if (key == "servingPrograms") {
+        policy.serving_programs = strings(value, key);
       } else if (key == "checkpointingOff") {
         policy.checkpointing_off = strings(value, key);
       } else if (key == "benchmarkFlags") {

@@ -29,7 +29,7 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 17 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+static_assert(sizeof(Policy) == 18 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                                     3 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
@@ -45,6 +45,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.diagnostic_hints, expected.diagnostic_hints);
   EXPECT_EQ(actual.placeholder_commands, expected.placeholder_commands);
   EXPECT_EQ(actual.cluster_daemons, expected.cluster_daemons);
+  EXPECT_EQ(actual.serving_programs, expected.serving_programs);
   EXPECT_EQ(actual.checkpointing_off, expected.checkpointing_off);
   EXPECT_EQ(actual.benchmark_flags, expected.benchmark_flags);
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
@@ -91,6 +92,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "diagnosticHints",
                                          "placeholderCommands",
                                          "clusterDaemons",
+                                         "servingPrograms",
                                          "checkpointingOff",
                                          "benchmarkFlags",
                                          "benchmarkPrograms",

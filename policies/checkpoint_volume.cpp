@@ -108,7 +108,7 @@ bool staged_by_init(const PodSpecView& pod, const std::string& volume_name) {
 // starts_server: the container starts an inference server (servingPrograms): a
 // checkpoint-looking mount of it holds the model it loads, not checkpoints it writes.
 bool starts_server(const Container& c, const Policy& policy) {
-  return serving_evidence(command_facts(c.command, c.args), policy).has_value();
+  return serving_evidence(command_facts(c.command, c.args), entrypoint_image_of(c), policy).has_value();
 }
 
 Gap undeclared(const TrainerMount& m) {

@@ -198,7 +198,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     const CommandFacts facts = command_facts(c.command, c.args);
-    if (out.serving.empty()) out.serving = serving_evidence(facts, policy).value_or("");
+    if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;
     const std::vector<EnvVar> env = effective_env(c, ns, known);
@@ -218,8 +218,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   }
   // A native sidecar (an init container that keeps running) can be the server.
   for (const auto& c : pod.init_containers) {
-    if (!out.serving.empty() || c.command.empty()) break;
-    out.serving = serving_evidence(command_facts(c.command, c.args), policy).value_or("");
+    if (!out.serving.empty()) break;
+    out.serving = serving_evidence(command_facts(c.command, c.args), entrypoint_image_of(c), policy).value_or("");
   }
   if (!any_voice || !all_diagnostic || strong_training_evidence(out.training)) out.diagnostic.clear();
   if (!out.diagnostic.empty()) out.training.clear();

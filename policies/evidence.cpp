@@ -274,8 +274,12 @@ bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
 }
 
 // word_hint: the first word (or its basename) that matches one of `patterns`.
-std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns) {
+// word_hint: the first word (or its basename) that one of `patterns` matches. `flags`
+// false: flag words (`--trainer.benchmark=true`) are not read, only programs and operands.
+std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns,
+                                     bool flags = true) {
   for (const auto& w : facts.words) {
+    if (!flags && w.starts_with('-')) continue;
     if (matches(patterns, w) || matches(patterns, basename_view(w))) return basename(w);
   }
   return std::nullopt;
@@ -405,7 +409,13 @@ bool runs_only_daemons(const CommandFacts& facts, const Policy& policy) {
   return daemon;
 }
 
-std::optional<std::string> serving_evidence(const CommandFacts& facts, const Policy& policy) {
+std::optional<std::string> serving_evidence(const CommandFacts& facts, std::string_view entrypoint_image,
+                                            const Policy& policy) {
+  if (!entrypoint_image.empty()) {
+    if (matches(policy.serving_images, entrypoint_image))
+      return "inference server image " + std::string(entrypoint_image);
+    return std::nullopt;
+  }
   for (std::size_t i = 0; i < facts.programs.size(); ++i) {
     if (const std::string* server = runs(facts, i, policy.serving_programs)) return "inference server " + *server;
   }
@@ -422,7 +432,7 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
     return std::nullopt;
   }
   if (trains ? *trains : training_evidence(facts, env, policy).has_value()) return std::nullopt;
-  if (auto hint = word_hint(facts, policy.diagnostic_hints)) return "diagnostic " + *hint;
+  if (auto hint = word_hint(facts, policy.diagnostic_hints, false)) return "diagnostic " + *hint;
   if (facts.inline_code) return "inline python -c snippet";
   if (!facts.programs.empty() && std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
         return matches(policy.placeholder_commands, p);
@@ -435,11 +445,16 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
 namespace {
 
 // FlagSwitch: a policy entry "name" (the flag given alone, or set true) or
-// "name=pattern" (its value matches), against flags and env.
+// "name=pattern" (its value matches), against flags and env. A dotted entry
+// ("checkpoint.enable") names that path, or its end (`--job.checkpoint.enable`).
+// `bare_dotted` false: a bare switch names only an undotted flag: `--benchmark` is a
+// program's benchmark mode, while in a config tree `trainer.benchmark=true` is Lightning's
+// cuDNN autotuning of a real run (Lightning docs, Trainer `benchmark`).
 struct FlagSwitch {
   std::string_view name;
   std::string_view pattern;  // empty: a bare switch
-  explicit FlagSwitch(std::string_view entry) : name(entry) {
+  bool bare_dotted = true;
+  FlagSwitch(std::string_view entry, bool bare_dotted_flags) : name(entry), bare_dotted(bare_dotted_flags) {
     const auto eq = entry.find('=');
     if (eq != std::string_view::npos) {
       name = entry.substr(0, eq);
@@ -451,8 +466,14 @@ struct FlagSwitch {
   bool names(std::string_view flag) const {
     flag = flag_name(flag);
     while (!flag.empty() && flag.front() == '+') flag.remove_prefix(1);
+    if (same_flag(name, flag)) return true;
+    if (name.find('.') != std::string_view::npos) {  // a dotted entry: the flag's last components
+      return flag.size() > name.size() && flag[flag.size() - name.size() - 1] == '.' &&
+             same_flag(name, flag.substr(flag.size() - name.size()));
+    }
+    if (!bare_dotted && pattern.empty()) return false;
     const auto dot = flag.rfind('.');
-    return same_flag(name, flag) || (dot != std::string_view::npos && same_flag(name, flag.substr(dot + 1)));
+    return dot != std::string_view::npos && same_flag(name, flag.substr(dot + 1));
   }
   bool accepts(std::string_view value) const {
     if (!pattern.empty()) return wildcard_match_icase(pattern, value);
@@ -466,9 +487,9 @@ struct FlagSwitch {
 
 // switched: the first flag, bare flag or env var that one of `entries` matches, as written.
 std::optional<std::string> switched(const CommandFacts& facts, const std::vector<EnvVar>& env,
-                                    const std::vector<std::string>& entries) {
+                                    const std::vector<std::string>& entries, bool bare_dotted) {
   for (const auto& entry : entries) {
-    const FlagSwitch sw(entry);
+    const FlagSwitch sw(entry, bare_dotted);
     for (std::size_t i = 0; i < facts.words.size(); ++i) {
       const std::string& w = facts.words[i];
       const auto eq = w.find('=');
@@ -510,12 +531,12 @@ std::string expand_env_reference(const std::string& value, const std::vector<Env
 
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy) {
-  return switched(facts, env, policy.checkpointing_off);
+  return switched(facts, env, policy.checkpointing_off, true);
 }
 
 std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy) {
-  if (auto flag = switched(facts, env, policy.benchmark_flags)) return "benchmark flag " + *flag;
+  if (auto flag = switched(facts, env, policy.benchmark_flags, false)) return "benchmark flag " + *flag;
   if (auto program = word_hint(facts, policy.benchmark_programs)) return "benchmark program " + *program;
   return std::nullopt;
 }

@@ -58,8 +58,16 @@ bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
 bool runs_only_daemons(const CommandFacts& facts, const Policy& policy);
 
 // serving_evidence: "inference server vllm serve" when the command starts an inference
-// server (servingPrograms, matched like clusterDaemons), or nothing.
-std::optional<std::string> serving_evidence(const CommandFacts& facts, const Policy& policy);
+// server (servingPrograms, matched like clusterDaemons), or nothing. `entrypoint_image`:
+// the image of a container that gives no command (its args, if any, go to the image's
+// entrypoint): then the image decides (servingImages). Callers: entrypoint_image_of.
+std::optional<std::string> serving_evidence(const CommandFacts& facts, std::string_view entrypoint_image,
+                                            const Policy& policy);
+
+// entrypoint_image_of: the image, when the container runs its entrypoint (no command).
+inline std::string_view entrypoint_image_of(const Container& c) {
+  return c.command.empty() ? std::string_view(c.image) : std::string_view();
+}
 
 // diagnostic_evidence: why the command only runs accelerator diagnostics, benchmarks or
 // placeholders ("diagnostic nvidia-smi", "placeholder sleep"), or nothing. Training

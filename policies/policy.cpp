@@ -368,10 +368,13 @@ void set_default_hints(Policy& p) {  // data table
                         "llama-server",
                         "ollama serve",
                         "lmdeploy serve"};
+  p.serving_images = {"*vllm/vllm-openai:*", "*vllm/vllm-openai", "*/text-generation-inference:*",
+                      "*/llama.cpp:server*"};
   // Each from the program's own documentation (default-policy.yaml cites them).
   p.checkpointing_off = {
       "enable_checkpointing=false",       "enable_checkpointing=0",  "save_strategy=no",       "no_save",
-      "create_checkpoint_callback=false", "enable_checkpoint=false", "save_checkpoints=false", "checkpointing=false"};
+      "create_checkpoint_callback=false", "enable_checkpoint=false", "save_checkpoints=false", "checkpointing=false",
+      "checkpoint.enable=false"};
   p.benchmark_flags = {"benchmark",
                        "use_synthetic_data",
                        "synthetic_data",
@@ -420,7 +423,9 @@ void set_default_hints(Policy& p) {  // data table
                                 "s3_bucket",
                                 "aip_checkpoint_dir",
                                 "aip_model_dir",
-                                "workdir"};
+                                "workdir",
+                                "exp_dir",
+                                "default_root_dir"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

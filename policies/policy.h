@@ -186,6 +186,9 @@ struct Policy {
   // cluster_daemons): a part that starts one and shows no strong training evidence serves,
   // in any kind (an offline batch-inference JobSet with a vLLM sidecar).
   std::vector<std::string> serving_programs;
+  // Images whose own entrypoint starts an inference server ("vllm/vllm-openai:*"): a
+  // container of one that gives no command serves (servingImages).
+  std::vector<std::string> serving_images;
   // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
   // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
   std::vector<std::string> checkpointing_off;

@@ -266,7 +266,7 @@ TEST(Evidence, ClusterDaemonsAreProgramsOrProgramsAndTheirFirstWord) {
 TEST(Evidence, InferenceServersAreNamedByProgramOrModule) {
   const Policy& policy = default_policy();
   const auto server = [&](std::vector<std::string> command) {
-    return serving_evidence(command_facts(command, {}), policy);
+    return serving_evidence(command_facts(command, {}), "", policy);
   };
   EXPECT_EQ(server({"vllm", "serve", "/models/llama", "--port", "8000"}), "inference server vllm serve");
   EXPECT_EQ(server({"python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"}),
@@ -276,6 +276,17 @@ TEST(Evidence, InferenceServersAreNamedByProgramOrModule) {
   EXPECT_FALSE(server({"vllm", "bench", "throughput"}));  // vllm's other commands serve nothing
   EXPECT_FALSE(server({"python", "-m", "verl.trainer.main_ppo"}));
   EXPECT_FALSE(server({}));
+  // No command: the image's own entrypoint decides, args or not (vLLM's OpenAI image).
+  Container sidecar;
+  sidecar.image = "docker.io/vllm/vllm-openai:v0.9.2";
+  sidecar.args = {"--model=m", "--task=embed"};
+  EXPECT_EQ(serving_evidence(command_facts(sidecar.command, sidecar.args), entrypoint_image_of(sidecar), policy),
+            "inference server image docker.io/vllm/vllm-openai:v0.9.2");
+  sidecar.image = "pytorch/pytorch:2.4.0-cuda12.1";
+  EXPECT_FALSE(serving_evidence(command_facts(sidecar.command, sidecar.args), entrypoint_image_of(sidecar), policy));
+  sidecar.image = "vllm/vllm-openai:latest";
+  sidecar.command = {"python", "train.py"};  // a command of its own: the image says nothing
+  EXPECT_FALSE(serving_evidence(command_facts(sidecar.command, sidecar.args), entrypoint_image_of(sidecar), policy));
 }
 
 TEST(Evidence, AnInspectionOfACheckpointPathIsAPlaceholderNotTraining) {
@@ -318,6 +329,37 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
             "benchmark flag model.data.data_impl=mock");
   EXPECT_EQ(bench({"torchrun", "pretrain_gpt.py", "--mock-data", "--train-iters", "50"}), "benchmark flag --mock-data");
   EXPECT_FALSE(bench({"python", "megatron_gpt_pretraining.py", "model.data.data_impl=mmap"}));
+  // A bare switch names an undotted flag only: Lightning's trainer.benchmark is cuDNN
+  // autotuning of a real run, and no diagnostic word is read out of a flag either.
+  const std::vector<std::string> lightning = {"python", "main.py", "fit", "--trainer.benchmark=true",
+                                              "--trainer.max_epochs=90"};
+  EXPECT_FALSE(bench(lightning));
+  EXPECT_FALSE(diagnostic_evidence(command_facts(lightning, {}), "", {}, policy, false));
+}
+
+// A dotted entry names that path or its end, never a bare last component.
+TEST(Evidence, DottedSwitchesNameTheirPath) {
+  const Policy& policy = default_policy();
+  const auto off = [&](std::vector<std::string> command) {
+    return checkpointing_off(command_facts(command, {}), {}, policy);
+  };
+  EXPECT_EQ(off({"torchrun", "-m", "torchtitan.train", "--checkpoint.enable=false"}), "--checkpoint.enable=false");
+  EXPECT_EQ(off({"torchrun", "train.py", "--job.checkpoint.enable", "false"}), "--job.checkpoint.enable false");
+  EXPECT_FALSE(off({"torchrun", "train.py", "--profiling.enable=false"}));
+  EXPECT_FALSE(off({"torchrun", "train.py", "--xcheckpoint.enable=false"}));
+  EXPECT_FALSE(off({"torchrun", "train.py", "--checkpoint.enable=true"}));
+}
+
+// NeMo's exp_manager.exp_dir and Lightning's default_root_dir say where the run saves.
+TEST(Evidence, NemoAndLightningSaveDirectories) {
+  const Policy& policy = default_policy();
+  const auto at = [&](std::vector<std::string> command) {
+    auto saved = save_path(command_facts(command, {}), {}, policy);
+    return saved ? saved->path : std::string();
+  };
+  EXPECT_EQ(at({"torchrun", "megatron_gpt_finetuning.py", "exp_manager.exp_dir=/results"}), "/results");
+  EXPECT_EQ(at({"torchrun", "pretrain.py", "+exp_manager.exp_dir=/ssd/exp"}), "/ssd/exp");
+  EXPECT_EQ(at({"python", "main.py", "fit", "--trainer.default_root_dir=/tmp/run"}), "/tmp/run");
 }
 
 TEST(Evidence, StrongEvidenceNamesWhatTrains) {

@@ -85,6 +85,8 @@ class PolicyParser {
         policy.cluster_daemons = strings(value, key);
       } else if (key == "servingPrograms") {
         policy.serving_programs = strings(value, key);
+      } else if (key == "servingImages") {
+        policy.serving_images = strings(value, key);
       } else if (key == "checkpointingOff") {
         policy.checkpointing_off = strings(value, key);
       } else if (key == "benchmarkFlags") {

@@ -29,7 +29,7 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 18 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+static_assert(sizeof(Policy) == 19 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                                     3 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
@@ -46,6 +46,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.placeholder_commands, expected.placeholder_commands);
   EXPECT_EQ(actual.cluster_daemons, expected.cluster_daemons);
   EXPECT_EQ(actual.serving_programs, expected.serving_programs);
+  EXPECT_EQ(actual.serving_images, expected.serving_images);
   EXPECT_EQ(actual.checkpointing_off, expected.checkpointing_off);
   EXPECT_EQ(actual.benchmark_flags, expected.benchmark_flags);
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
@@ -93,6 +94,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "placeholderCommands",
                                          "clusterDaemons",
                                          "servingPrograms",
+                                         "servingImages",
                                          "checkpointingOff",
                                          "benchmarkFlags",
                                          "benchmarkPrograms",

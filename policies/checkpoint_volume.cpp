@@ -160,6 +160,12 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
     return not_evaluated(std::string("no sign that this pod trains (label it ") + kTrainingJobAnnotation +
                          ": \"true\" to check it)");
   }
+  // Where checkpoints go is set outside the object (a ConfigMap, a Secret, a deploy-time
+  // template var): it may well be a bucket, and a warning would be a guess.
+  if (ctx.checkpoint_destination.starts_with('$')) {
+    return not_evaluated("checkpoints go to " + std::string(ctx.checkpoint_destination) +
+                         ", a place this object does not show");
+  }
   if (!ctx.checkpoint_destination.empty()) {
     return note("checkpoints go to " + std::string(ctx.checkpoint_destination));
   }

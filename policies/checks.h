@@ -44,6 +44,7 @@ struct CheckContext {
   // checkpoint-looking mounts only.
   WorkloadClass workload_class = WorkloadClass::kTraining;
   // Where the job's checkpoints go when a flag or env names object storage ("gs://...");
+  // starting with `$`, a var set outside the object ("$(OUT) (set from ConfigMap c)");
   // empty when nothing says so.
   std::string_view checkpoint_destination = {};
   // The flag that switches checkpoint saving off ("--save_strategy no"); empty when none.

@@ -143,20 +143,24 @@ struct EvidenceFacts {
 };
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
-// (when the snapshot knows them); explicit env wins, as in the kubelet.
+// (when the snapshot knows them); explicit env wins, as in the kubelet. A ConfigMap the
+// snapshot does not hold stands as one unnamed var set from it.
 std::vector<EnvVar> effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known) {
   std::vector<EnvVar> env = c.env;
-  if (known == nullptr) return env;
   for (const auto& name : c.env_from_config_maps) {
-    if (const StringMap* data = known->config_map(ns, name)) {
-      for (const auto& [key, value] : *data) env.push_back({key, value});
+    const StringMap* data = known == nullptr ? nullptr : known->config_map(ns, name);
+    if (data == nullptr) {
+      env.push_back({"", "", "ConfigMap " + name});  // any var may come from it
+      continue;
     }
+    for (const auto& [key, value] : *data) env.push_back({key, value});
   }
   return env;
 }
 
 void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
-                 const std::string& image, const Policy& policy, bool& all_diagnostic) {
+                 const std::string& image, std::string_view entrypoint_image, const Policy& policy,
+                 bool& all_diagnostic) {
   if (out.destination.empty()) {
     if (auto where = checkpoint_destination(facts, env, policy)) out.destination = *where;
   }
@@ -175,7 +179,7 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
     if (out.diagnostic.empty()) out.diagnostic = *bench;
     return;
   }
-  const auto trains = training_evidence(facts, env, policy);
+  const auto trains = training_evidence(facts, env, policy, entrypoint_image);
   if (trains && out.training.empty()) out.training = *trains;
   // Only strong evidence outranks a diagnostic: `ls /mnt/checkpoints` inspects a
   // checkpoint path, it does not train.
@@ -206,7 +210,9 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())
         out.destination = *where;
-      if (auto why = training_evidence(facts, env, policy); why && out.training.empty()) out.training = *why;
+      if (auto why = training_evidence(facts, env, policy, entrypoint_image_of(c)); why && out.training.empty()) {
+        out.training = *why;
+      }
       if (auto diag = diagnostic_evidence(facts, c.image, env, policy)) {
         any_voice = true;
         if (out.diagnostic.empty()) out.diagnostic = *diag;
@@ -214,7 +220,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
       continue;
     }
     any_voice = true;
-    add_command(out, facts, env, c.image, policy, all_diagnostic);
+    add_command(out, facts, env, c.image, entrypoint_image_of(c), policy, all_diagnostic);
   }
   // A native sidecar (an init container that keeps running) can be the server.
   for (const auto& c : pod.init_containers) {
@@ -232,7 +238,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
 // reads checkpoints (nonTraining hints).
 std::string mount_evidence(const PodSpecView& pod, const Policy& policy) {
   for (const auto& c : pod.containers) {
-    if (reads_checkpoints(command_facts(c.command, c.args), policy)) continue;
+    if (reads_checkpoints(command_facts(c.command, c.args), policy, entrypoint_image_of(c))) continue;
     for (const auto& m : c.volume_mounts) {
       if (!m.read_only && looks_like_checkpoint_path(m.mount_path, policy)) return "checkpoint mount " + m.mount_path;
     }
@@ -258,7 +264,7 @@ EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* kn
   }
   for (const auto& entrypoint : object.entrypoints) {
     bool all_diagnostic = true;
-    add_command(out, command_facts({"sh", "-c", entrypoint}, {}), {}, "", policy, all_diagnostic);
+    add_command(out, command_facts({"sh", "-c", entrypoint}, {}), {}, "", {}, policy, all_diagnostic);
     if (!all_diagnostic) out.diagnostic.clear();
   }
   if (!out.training.empty()) out.diagnostic.clear();

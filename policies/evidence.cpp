@@ -8,11 +8,6 @@
 namespace kubegap {
 namespace {
 
-constexpr std::array<std::string_view, 5> kShells = {"sh", "bash", "ash", "dash", "zsh"};
-// Words that start a shell compound command or prefix one: the program comes after.
-constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", "then", "do",   "else", "elif",  "done",
-                                                        "fi",    "!",     "{",  "}",    "time", "exec", "nohup", "for"};
-
 // Case-insensitive (ASCII) comparisons without lowered copies: they run for every word
 // of every command line against every hint of the policy.
 bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
@@ -23,187 +18,6 @@ bool icontains(std::string_view text, std::string_view needle) {
 
 bool istarts_with(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), text.begin(), iequal);
-}
-
-std::string_view basename_view(std::string_view word) {
-  const auto slash = word.rfind('/');
-  return slash == std::string_view::npos ? word : word.substr(slash + 1);
-}
-
-std::string basename(std::string_view word) { return std::string(basename_view(word)); }
-
-bool is_keyword(std::string_view w) { return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end(); }
-
-bool is_assignment(std::string_view w) {
-  const auto eq = w.find('=');
-  return eq != std::string_view::npos && eq > 0 && w.front() != '-' &&
-         std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-// Programs that run another program given after their own options: the evidence and
-// diagnostic rules judge the program that really runs (`mpirun -np 8 bash -c "ls"` runs
-// ls). Shell syntax rather than policy, like kShells.
-constexpr std::array<std::string_view, 17> kWrappers = {
-    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "env",    "timeout", "nice",
-    "ionice", "numactl", "taskset",       "stdbuf",  "chrt",    "uv",   "poetry", "conda"};
-// Wrappers whose program follows a `run` subcommand (uv run, poetry run, conda run -n x).
-constexpr std::array<std::string_view, 3> kRunSubcommand = {"uv", "poetry", "conda"};
-// Options of the wrappers above that take no value, so the word after one is the program
-// (`mpirun --allow-run-as-root ls`). Any other option is taken to have a value when the
-// next word cannot be a program (a number, a host list, a path to a host file).
-constexpr std::array<std::string_view, 14> kNoValueOptions = {"--allow-run-as-root",
-                                                              "-allow-run-as-root",
-                                                              "--oversubscribe",
-                                                              "-oversubscribe",
-                                                              "--tag-output",
-                                                              "-tag-output",
-                                                              "--report-bindings",
-                                                              "-report-bindings",
-                                                              "--display-map",
-                                                              "-display-map",
-                                                              "-l",
-                                                              "--label",
-                                                              "-u",
-                                                              "--unbuffered"};
-
-template <std::size_t N>
-bool one_of(const std::array<std::string_view, N>& list, std::string_view w) {
-  return std::find(list.begin(), list.end(), w) != list.end();
-}
-
-// could_be_program: a word that may start the wrapped command, as opposed to an option's
-// value: a shell, an interpreter, another wrapper, a script file.
-bool could_be_program(std::string_view w) {
-  const std::string_view base = basename_view(w);
-  return one_of(kShells, base) || one_of(kWrappers, base) || base.starts_with("python") || base.ends_with(".py") ||
-         base.ends_with(".sh");
-}
-
-// is_shell_c_option: `-c`, `-ec`, `-xc`, ...: a cluster of a shell's short options that
-// includes c (the next word is the script). `--workdir=...` is not one.
-bool is_shell_c_option(std::string_view w) {
-  return w.size() > 1 && w[0] == '-' && w[1] != '-' && w.find('c') != std::string_view::npos &&
-         std::all_of(w.begin() + 1, w.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)); });
-}
-
-bool is_number_like(std::string_view w) {  // "8", "30s", "1.5h": a count or duration
-  if (w.empty() || !std::isdigit(static_cast<unsigned char>(w.front()))) return false;
-  return std::all_of(w.begin(), w.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 's' || c == 'm' || c == 'h' || c == 'd';
-  });
-}
-
-// unwrapped_start: the index of the command a wrapper at `at` runs, or words.size().
-std::size_t unwrapped_start(const std::vector<std::string>& words, std::size_t at) {
-  const std::string_view wrapper = basename_view(words[at]);
-  std::size_t i = at + 1;
-  if (one_of(kRunSubcommand, wrapper) && i < words.size() && words[i] == "run") ++i;
-  while (i < words.size()) {
-    const std::string_view w = words[i];
-    if (w == "--") return i + 1;
-    if (w.size() > 1 && w.front() == '-') {
-      const bool takes_value = w.find('=') == std::string_view::npos && !one_of(kNoValueOptions, w) &&
-                               i + 1 < words.size() && words[i + 1].front() != '-' && !could_be_program(words[i + 1]);
-      i += takes_value ? 2 : 1;
-    } else if (is_assignment(w) || is_number_like(w)) {
-      ++i;  // env X=Y, timeout 30s
-    } else {
-      return i;
-    }
-  }
-  return i;
-}
-
-// split_script: simple commands of a shell script, each a list of words (quotes and
-// $(...) are not interpreted: a word keeps them, which is enough to read names).
-std::vector<std::vector<std::string>> split_script(std::string_view script) {
-  std::vector<std::vector<std::string>> commands(1);
-  std::string word;
-  const auto end_word = [&] {
-    if (!word.empty()) commands.back().push_back(std::move(word));
-    word.clear();
-  };
-  for (const char c : script) {
-    if (c == ';' || c == '&' || c == '|' || c == '\n' || c == '(' || c == ')' || c == '`') {
-      end_word();
-      if (!commands.back().empty()) commands.emplace_back();
-    } else if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\'') {
-      end_word();
-    } else {
-      word += c;
-    }
-  }
-  end_word();
-  if (commands.back().empty()) commands.pop_back();
-  return commands;
-}
-
-// kMaxWords: how much of a command line is read. Real command lines are far shorter; a
-// hostile pod with hundreds of thousands of args must not make a review slow.
-constexpr std::size_t kMaxWords = 4096;
-
-void add_script(CommandFacts& facts, std::string_view script, int depth);
-
-// program_of: the program a simple command runs, looking through wrappers, a nested
-// `sh -c SCRIPT` (whose commands are added themselves) and `python -m MODULE`. Returns
-// false when the nested script stood in for the program.
-bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std::size_t at, int depth) {
-  while (at < words.size()) {
-    const std::string base = basename(words[at]);
-    if (one_of(kWrappers, base)) {
-      const std::size_t inner = unwrapped_start(words, at);
-      if (inner >= words.size()) break;  // a wrapper alone (`env`) is its own program
-      at = inner;
-      continue;
-    }
-    if (one_of(kShells, base) && depth < 4) {
-      for (std::size_t i = at + 1; i + 1 < words.size(); ++i) {
-        if (is_shell_c_option(words[i])) {
-          std::size_t script = i + 1;
-          if (words[script] == "--" && script + 1 < words.size()) ++script;
-          add_script(facts, words[script], depth + 1);
-          return false;
-        }
-      }
-    }
-    if (base.starts_with("python") && at + 2 < words.size() && words[at + 1] == "-m") {
-      facts.programs.push_back(words[at + 2]);
-      facts.subcommands.push_back(at + 3 < words.size() ? words[at + 3] : std::string());
-      return true;
-    }
-    break;
-  }
-  at = std::min(at, words.size() - 1);
-  facts.programs.push_back(basename(words[at]));
-  facts.subcommands.push_back(at + 1 < words.size() ? words[at + 1] : std::string());
-  return true;
-}
-
-bool has_script_chars(std::string_view w) { return w.find_first_of(" \t\n;&|") != std::string_view::npos; }
-
-// add_command: one simple command. Its words are kept for the evidence rules (an argument
-// holding a script is kept as the script's words), and its program is found.
-void add_command(CommandFacts& facts, const std::vector<std::string>& words, int depth = 0) {
-  std::size_t first = words.size();
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (facts.words.size() >= kMaxWords) break;
-    if (has_script_chars(words[i])) {
-      for (const auto& part : split_script(words[i])) {
-        for (const auto& w : part) {
-          if (facts.words.size() < kMaxWords) facts.words.push_back(w);
-        }
-      }
-    } else {
-      facts.words.push_back(words[i]);
-    }
-    if (first == words.size() && !is_keyword(words[i]) && !is_assignment(words[i])) first = i;
-  }
-  if (first < words.size()) add_program(facts, words, first, depth);
-}
-
-void add_script(CommandFacts& facts, std::string_view script, int depth) {
-  for (const auto& words : split_script(script)) add_command(facts, words, depth);
 }
 
 bool matches(const std::vector<std::string>& patterns, std::string_view text) {
@@ -273,14 +87,13 @@ bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
                      [&](const std::string& hint) { return !hint.empty() && icontains(text, hint); });
 }
 
-// word_hint: the first word (or its basename) that matches one of `patterns`.
 // word_hint: the first word (or its basename) that one of `patterns` matches. `flags`
 // false: flag words (`--trainer.benchmark=true`) are not read, only programs and operands.
 std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns,
                                      bool flags = true) {
   for (const auto& w : facts.words) {
     if (!flags && w.starts_with('-')) continue;
-    if (matches(patterns, w) || matches(patterns, basename_view(w))) return basename(w);
+    if (matches(patterns, w) || matches(patterns, basename_view(w))) return std::string(basename_view(w));
   }
   return std::nullopt;
 }
@@ -299,8 +112,18 @@ bool strong_training_evidence(std::string_view why) {
   return false;
 }
 
-bool reads_checkpoints(const CommandFacts& facts, const Policy& policy) {
-  return word_hint(facts, policy.training_hints.non_training).has_value();
+// image_name: an image reference's repository name, without registry, path, tag or
+// digest: "inference-checkpoint" of "us-docker.pkg.dev/x/inference/inference-checkpoint:v0.2".
+std::string_view image_name(std::string_view image) {
+  image = image.substr(0, image.find('@'));
+  const auto slash = image.rfind('/');
+  if (slash != std::string_view::npos) image.remove_prefix(slash + 1);
+  return image.substr(0, image.find(':'));
+}
+
+bool reads_checkpoints(const CommandFacts& facts, const Policy& policy, std::string_view entrypoint_image) {
+  if (word_hint(facts, policy.training_hints.non_training)) return true;
+  return !entrypoint_image.empty() && matches(policy.training_hints.non_training, image_name(entrypoint_image));
 }
 
 bool looks_like_checkpoint_path(std::string_view path, const Policy& policy) {
@@ -316,45 +139,8 @@ std::string normalized_flag(std::string_view word) {
   return out;
 }
 
-CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args) {
-  CommandFacts facts;
-  std::vector<std::string> argv = command;
-  argv.insert(argv.end(), args.begin(), args.end());
-  facts.has_command = !argv.empty();
-  if (argv.empty()) return facts;
-  // `sh -c SCRIPT` (-xc, -ec, ...): the script is the command; a single argv string with
-  // spaces is a script too (some manifests put the whole command line in one string).
-  const std::string first = basename(argv.front());
-  std::size_t script_at = argv.size();
-  if (std::find(kShells.begin(), kShells.end(), first) != kShells.end()) {
-    for (std::size_t i = 1; i < argv.size(); ++i) {
-      if (is_shell_c_option(argv[i])) {
-        script_at = i + 1;
-        break;
-      }
-    }
-  }
-  // `sh -c -- SCRIPT`: the `--` ends the shell's options; it is not a command.
-  if (script_at + 1 < argv.size() && argv[script_at] == "--") ++script_at;
-  if (script_at < argv.size()) {
-    for (std::size_t i = script_at; i < argv.size(); ++i) add_script(facts, argv[i], 1);
-  } else if (has_script_chars(argv.front())) {
-    // The whole command line in the first string ("python train.py --x", "mpirun ...").
-    std::string line;
-    for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
-    add_script(facts, line, 1);
-  } else {
-    add_command(facts, argv);  // a wrapper's `sh -c SCRIPT` keeps its script whole
-  }
-  // `python -c CODE` or `python3 -c CODE`: an inline snippet.
-  for (std::size_t i = 0; i + 1 < facts.words.size(); ++i) {
-    if (basename(facts.words[i]).starts_with("python") && facts.words[i + 1] == "-c") facts.inline_code = true;
-  }
-  return facts;
-}
-
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
-                                             const Policy& policy) {
+                                             const Policy& policy, std::string_view entrypoint_image) {
   // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test)
   // launches no training program: the launcher alone is no evidence then.
   if (!facts.inline_code) {
@@ -375,7 +161,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
   if (auto hint = word_hint(facts, policy.training_hints.scripts)) return "script " + *hint;
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is
   // named like something that reads checkpoints.
-  if (word_hint(facts, policy.training_hints.non_training)) return std::nullopt;
+  if (reads_checkpoints(facts, policy, entrypoint_image)) return std::nullopt;
   for (const auto& w : facts.words) {
     if (looks_like_checkpoints(w, policy)) return "checkpoint argument " + w;
   }
@@ -427,7 +213,7 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
                                                std::optional<bool> trains) {
   if (!facts.has_command) {
     // The pause image holds a reservation and runs nothing.
-    const std::string repo = basename(image.substr(0, image.find(':')));
+    const std::string repo(basename_view(image.substr(0, image.find(':'))));
     if (matches(policy.placeholder_commands, repo)) return "placeholder image " + repo;
     return std::nullopt;
   }
@@ -444,17 +230,46 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
 
 namespace {
 
+// count_within: `value` is `pattern` with a whole number from 1 to `max` where `#` is
+// (the rest compared case-insensitively): "#ba" takes "12ba", "#" takes "50". Zero and
+// negative counts mean "no limit" in most trainers (max_steps=-1), so they never match.
+bool count_within(std::string_view pattern, std::string_view value, std::int64_t max) {
+  const auto hash = pattern.find('#');
+  if (hash == std::string_view::npos) return false;
+  const std::string_view before = pattern.substr(0, hash), after = pattern.substr(hash + 1);
+  if (value.size() <= before.size() + after.size()) return false;
+  const auto literal = [](std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), iequal);
+  };
+  if (!literal(before, value.substr(0, before.size())) || !literal(after, value.substr(value.size() - after.size()))) {
+    return false;
+  }
+  const std::string_view digits = value.substr(before.size(), value.size() - before.size() - after.size());
+  std::int64_t count = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return false;
+    count = count * 10 + (c - '0');
+    if (count > max) return false;
+  }
+  return count >= 1;
+}
+
 // FlagSwitch: a policy entry "name" (the flag given alone, or set true) or
 // "name=pattern" (its value matches), against flags and env. A dotted entry
 // ("checkpoint.enable") names that path, or its end (`--job.checkpoint.enable`).
 // `bare_dotted` false: a bare switch names only an undotted flag: `--benchmark` is a
 // program's benchmark mode, while in a config tree `trainer.benchmark=true` is Lightning's
 // cuDNN autotuning of a real run (Lightning docs, Trainer `benchmark`).
+// `max_count` above 0: the value is a count from 1 to max_count where the pattern has `#`
+// (a bare entry: the value is the count), the rest literal: "max_duration=#ba" takes
+// `12ba` (composer's unit of batches).
 struct FlagSwitch {
   std::string_view name;
   std::string_view pattern;  // empty: a bare switch
   bool bare_dotted = true;
-  FlagSwitch(std::string_view entry, bool bare_dotted_flags) : name(entry), bare_dotted(bare_dotted_flags) {
+  std::int64_t max_count = 0;
+  FlagSwitch(std::string_view entry, bool bare_dotted_flags, std::int64_t max = 0)
+      : name(entry), bare_dotted(bare_dotted_flags), max_count(max) {
     const auto eq = entry.find('=');
     if (eq != std::string_view::npos) {
       name = entry.substr(0, eq);
@@ -476,6 +291,7 @@ struct FlagSwitch {
     return dot != std::string_view::npos && same_flag(name, flag.substr(dot + 1));
   }
   bool accepts(std::string_view value) const {
+    if (max_count > 0) return count_within(pattern.empty() ? "#" : pattern, value, max_count);
     if (!pattern.empty()) return wildcard_match_icase(pattern, value);
     // A bare switch given a value: on unless the value says off.
     for (std::string_view off : {"false", "0", "no", "off", "none"}) {
@@ -487,9 +303,10 @@ struct FlagSwitch {
 
 // switched: the first flag, bare flag or env var that one of `entries` matches, as written.
 std::optional<std::string> switched(const CommandFacts& facts, const std::vector<EnvVar>& env,
-                                    const std::vector<std::string>& entries, bool bare_dotted) {
+                                    const std::vector<std::string>& entries, bool bare_dotted,
+                                    std::int64_t max_count = 0) {
   for (const auto& entry : entries) {
-    const FlagSwitch sw(entry, bare_dotted);
+    const FlagSwitch sw(entry, bare_dotted, max_count);
     for (std::size_t i = 0; i < facts.words.size(); ++i) {
       const std::string& w = facts.words[i];
       const auto eq = w.find('=');
@@ -500,7 +317,7 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
       if (w.size() < 2 || w.front() != '-' || !sw.names(w)) continue;
       const bool has_value = i + 1 < facts.words.size() && facts.words[i + 1].front() != '-';
       if (has_value && sw.accepts(facts.words[i + 1])) return w + " " + facts.words[i + 1];
-      if (!has_value && sw.pattern.empty()) return w;
+      if (!has_value && sw.pattern.empty() && sw.max_count == 0) return w;
     }
     for (const auto& e : env) {
       if (sw.names(e.name) && !e.value.empty() && sw.accepts(e.value)) return e.name + "=" + e.value;
@@ -513,18 +330,54 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
 // env vars, `$(NAME)` (the kubelet expands it in command and args) or `$NAME`/`${NAME}`
 // (a shell does), with that var's literal value put in: `--output_dir=$(OUT)/run1` with
 // OUT=gs://b is gs://b/run1. Anything else is returned as written.
-std::string expand_env_reference(const std::string& value, const std::vector<EnvVar>& env) {
-  if (value.size() < 2 || value[0] != '$') return value;
+// EnvReference: a value that starts with `$(NAME)`, `${NAME}` or `$NAME`.
+struct EnvReference {
+  std::string_view name;
+  std::size_t end = 0;   // where the reference ends in the value
+  bool kubelet = false;  // $(NAME): only the kubelet expands it, from the container's env
+};
+
+std::optional<EnvReference> env_reference(std::string_view value) {
+  if (value.size() < 2 || value[0] != '$') return std::nullopt;
   const char open = value[1] == '(' ? '(' : value[1] == '{' ? '{' : '\0';
   const std::size_t start = open == '\0' ? 1 : 2;
   std::size_t end = start;
   while (end < value.size() && (std::isalnum(static_cast<unsigned char>(value[end])) || value[end] == '_')) ++end;
-  if (end == start) return value;
-  if (open != '\0' && (end >= value.size() || value[end] != (open == '(' ? ')' : '}'))) return value;
-  const std::string_view name(value.data() + start, end - start);
-  const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == name; });
+  if (end == start) return std::nullopt;
+  if (open != '\0' && (end >= value.size() || value[end] != (open == '(' ? ')' : '}'))) return std::nullopt;
+  return EnvReference{value.substr(start, end - start), end + (open == '\0' ? 0 : 1), open == '('};
+}
+
+std::string expand_env_reference(const std::string& value, const std::vector<EnvVar>& env) {
+  const auto ref = env_reference(value);
+  if (!ref) return value;
+  const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == ref->name; });
   if (var == env.end() || var->value.empty()) return value;
-  return var->value + value.substr(end + (open == '\0' ? 0 : 1));
+  return var->value + value.substr(ref->end);
+}
+
+// set_outside: for a value that refers to a var this object does not give a value
+// (valueFrom a ConfigMap or Secret, an envFrom source the input does not hold, or, for
+// a shell or template reference, no var at all), the reference and where it comes from:
+// the place it names is not in the object, so nothing can be said about it.
+std::optional<std::string> set_outside(const std::string& value, const CommandFacts& facts,
+                                       const std::vector<EnvVar>& env) {
+  const auto ref = env_reference(value);
+  if (!ref) return std::nullopt;
+  const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == ref->name; });
+  if (var != env.end()) {
+    if (var->from.empty()) return std::nullopt;
+    return value + " (set from " + var->from + ")";
+  }
+  const auto source = std::find_if(env.begin(), env.end(), [](const EnvVar& e) { return e.name.empty(); });
+  if (source != env.end()) return value + " (perhaps set from " + source->from + ")";
+  // The kubelet leaves an unknown $(NAME) as it is; a shell script may set the var itself.
+  if (ref->kubelet) return std::nullopt;
+  const bool assigned = std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
+    return w.size() > ref->name.size() && w.starts_with(ref->name) && w[ref->name.size()] == '=';
+  });
+  if (assigned) return std::nullopt;
+  return value + " (not set in this object)";
 }
 
 }  // namespace
@@ -534,10 +387,18 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
   return switched(facts, env, policy.checkpointing_off, true);
 }
 
+std::optional<std::string> short_run(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy) {
+  if (policy.short_run_max_steps <= 0) return std::nullopt;
+  return switched(facts, env, policy.short_run_flags, true, policy.short_run_max_steps);
+}
+
 std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy) {
   if (auto flag = switched(facts, env, policy.benchmark_flags, false)) return "benchmark flag " + *flag;
   if (auto program = word_hint(facts, policy.benchmark_programs)) return "benchmark program " + *program;
+  if (auto run = short_run(facts, env, policy)) {
+    return "short run " + *run + " (at most " + std::to_string(policy.short_run_max_steps) + " steps)";
+  }
   return std::nullopt;
 }
 
@@ -572,12 +433,15 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
-    return std::nullopt;
+    return set_outside(value, facts, env);
   };
   for (const auto& [name, value] : flag_values(facts.words)) {
     if (auto d = destination(name, value)) return d;
   }
   for (const auto& e : env) {
+    if (!e.from.empty() && !e.name.empty() && storage_flags.contains(e.name)) {
+      return "$(" + e.name + ") (set from " + e.from + ")";
+    }
     if (auto d = destination(e.name, e.value)) return d;
   }
   return std::nullopt;

@@ -6,9 +6,7 @@
 //   const CommandFacts facts = command_facts(container.command, container.args);
 //   if (auto why = training_evidence(facts, container.env, policy)) ...   // "launcher torchrun"
 //
-// Commands are read as a person skimming a manifest would, not as a shell would: `sh -c
-// SCRIPT` is split into simple commands on ; & | and newlines, and the first word of each
-// (after shell keywords and VAR=value) is its program.
+// How a command line is read into CommandFacts: policies/command_facts.h.
 
 #include <optional>
 #include <string>
@@ -16,21 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "policies/command_facts.h"
 #include "policies/pod_view.h"
 #include "policies/policy.h"
 
 namespace kubegap {
-
-// CommandFacts: a container's command line, digested.
-struct CommandFacts {
-  bool has_command = false;              // command or args given (else: the image's entrypoint)
-  std::vector<std::string> programs;     // basename of the first word of each simple command
-  std::vector<std::string> subcommands;  // the word after each program ("start" of `ray start`), or ""
-  std::vector<std::string> words;        // every word, in order
-  bool inline_code = false;              // `python -c CODE`: a one-liner, not a program file
-};
-
-CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);
 
 // normalized_flag: "--num-train-epochs" -> "num_train_epochs"; "steps=10" -> "steps".
 std::string normalized_flag(std::string_view word);
@@ -39,16 +27,20 @@ std::string normalized_flag(std::string_view word);
 // --max_steps", "script finetune.py", "checkpoint path /ckpt"), or nothing. A
 // checkpoint-looking path is weak evidence: a program named like evaluation, conversion,
 // inference or download (nonTrainingHints) reads checkpoints rather than writes them.
+// `entrypoint_image`: the image of a container that gives no command (entrypoint_image_of):
+// its name stands for the program (an `inference-checkpoint` image's arguments are no
+// evidence of training).
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
-                                             const Policy& policy);
+                                             const Policy& policy, std::string_view entrypoint_image = {});
 
 // strong_training_evidence: `why` (from training_evidence) names a launcher, a training
 // flag or env var, or a training script; a checkpoint-looking path alone is weak.
 bool strong_training_evidence(std::string_view why);
 
 // reads_checkpoints: the command names a program that reads checkpoints rather than
-// writing them (trainingHints.nonTraining: evaluation, conversion, inference, ...).
-bool reads_checkpoints(const CommandFacts& facts, const Policy& policy);
+// writing them (trainingHints.nonTraining: evaluation, conversion, inference, ...), or,
+// for a container with no command, its image's name does.
+bool reads_checkpoints(const CommandFacts& facts, const Policy& policy, std::string_view entrypoint_image = {});
 
 // looks_like_checkpoint_path: the policy's checkpointPathHints, case-insensitively.
 bool looks_like_checkpoint_path(std::string_view path, const Policy& policy);
@@ -82,10 +74,14 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy);
 
+// short_run: the flag or env value that limits the run to a few steps (policy
+// shortRunFlags, at most shortRunMaxSteps): "--max_steps 50", "max_duration=12ba".
+std::optional<std::string> short_run(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy);
+
 // benchmark_evidence: why the command is a synthetic-data throughput benchmark
-// ("benchmark flag --use_fake_data", "benchmark program tf_cnn_benchmarks.py"), or
-// nothing. Unlike other diagnostics it outranks training evidence: a benchmark runs
-// training steps on purpose and keeps nothing.
+// ("benchmark flag --use_fake_data", "benchmark program tf_cnn_benchmarks.py", "short
+// run --max_steps 50 (at most 100 steps)"), or nothing. Unlike other diagnostics it outranks training evidence: a
+// benchmark runs training steps on purpose and keeps nothing.
 std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy);
 
@@ -101,7 +97,9 @@ struct SavePath {
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy);
 
 // checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
-// or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt".
+// or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt"; or,
+// starting with `$`, a reference to a var whose value the object does not show, and
+// where it is set: "$(OUTPUT_DIR) (set from ConfigMap rl-config)".
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy);
 

@@ -23,10 +23,15 @@ struct VolumeMount {
   bool read_only = false;  // readOnly: true on the mount: it cannot hold checkpoints
 };
 
-// EnvVar: a literal env value (valueFrom references are kept with an empty value).
+// EnvVar: a literal env value. A valueFrom reference is kept with an empty value and
+// `from` naming its source ("ConfigMap train-config", "Secret s3", "the pod's fields"),
+// so a flag that takes its value from it is known to be set outside the object; an
+// entry with an empty name and a `from` stands for every var an envFrom source the input
+// does not hold may set.
 struct EnvVar {
   std::string name;
   std::string value;
+  std::string from = {};
 };
 
 struct Container {

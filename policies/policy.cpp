@@ -343,11 +343,12 @@ void set_default_hints(Policy& p) {  // data table
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
   p.training_hints.non_training = {"*eval*",    "*infer*",  "*convert*", "*download*", "*compile*",
                                    "*quantiz*", "*export*", "*merge*",   "*serve*",    "*benchmark*"};
-  p.diagnostic_hints = {"nvidia-smi",  "rocm-smi",        "amd-smi",  "hl-smi",   "xpu-smi",
-                        "neuron-ls",   "neuron-top",      "clinfo",   "sycl-ls",  "fi_info",
-                        "dcgmi",       "dcgmproftester*", "gpu_burn", "gpu-burn", "vectoradd*",
-                        "devicequery", "bandwidthtest",   "*_perf",   "osu_*",    "nvbandwidth",
-                        "*benchmark*", "*collect_env*",   "pi",       "run_check"};
+  p.diagnostic_hints = {
+      "nvidia-smi",    "rocm-smi",    "amd-smi",       "hl-smi",     "xpu-smi",         "neuron-ls",   "neuron-top",
+      "clinfo",        "sycl-ls",     "fi_info",       "dcgmi",      "dcgmproftester*", "gpu_burn",    "gpu-burn",
+      "vectoradd*",    "devicequery", "bandwidthtest", "*_perf",     "osu_*",           "nvbandwidth", "*benchmark*",
+      "*collect_env*", "pi",          "run_check",     "*sendrecv*", "*send_recv*",     "*allreduce*", "*all_reduce*",
+      "*smoke*",       "test_*.py",   "*_test.py",     "pytest"};
   // Programs that hold a place or only print facts about the machine.
   p.placeholder_commands = {"sleep",  "echo",     "printf", "true",   "pause",  "wait",        "trap",        "tail",
                             "exit",   "hostname", "date",   ":",      "ls",     "df",          "du",          "cat",
@@ -367,9 +368,22 @@ void set_default_hints(Policy& p) {  // data table
                         "trtllm-serve",
                         "llama-server",
                         "ollama serve",
-                        "lmdeploy serve"};
-  p.serving_images = {"*vllm/vllm-openai:*", "*vllm/vllm-openai", "*/text-generation-inference:*",
-                      "*/llama.cpp:server*"};
+                        "lmdeploy serve",
+                        "nginx",
+                        "httpd",
+                        "httpd-foreground"};
+  p.serving_images = {"*vllm/vllm-openai:*",
+                      "*vllm/vllm-openai",
+                      "*/text-generation-inference:*",
+                      "*/llama.cpp:server*",
+                      "nginx",
+                      "nginx:*",
+                      "*/nginx",
+                      "*/nginx:*",
+                      "*/nginx-unprivileged*",
+                      "httpd",
+                      "httpd:*",
+                      "*/httpd:*"};
   // Each from the program's own documentation (default-policy.yaml cites them).
   p.checkpointing_off = {
       "enable_checkpointing=false",       "enable_checkpointing=0",  "save_strategy=no",       "no_save",
@@ -393,6 +407,9 @@ void set_default_hints(Policy& p) {  // data table
                        "dataset=fake*",
                        "data_impl=mock",
                        "mock_data"};
+  p.short_run_flags = {"max_steps",       "max_iters",   "train_iters",     "train_steps",
+                       "num_train_steps", "total_steps", "num_iters",       "total_training_steps",
+                       "num_batches",     "steps",       "max_duration=#ba"};
   p.benchmark_programs = {"tf_cnn_benchmarks*",
                           "*_benchmark.py",
                           "benchmark_*.py",

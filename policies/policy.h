@@ -168,6 +168,9 @@ struct Policy {
   // restart-on-failure: a restart budget below this many restarts is small: one node
   // drain or preemption after another uses it up unless disruptions are spared.
   std::int64_t min_restart_budget = 3;
+  // A run limited to at most this many steps by one of short_run_flags is a smoke test or
+  // a throughput measurement: a few minutes, nothing worth keeping (a diagnostic).
+  std::int64_t short_run_max_steps = 100;
   // Objects in these namespaces are not evaluated.
   std::vector<std::string> excluded_namespaces;
   // Substrings of a mount path that suggest it holds checkpoints.
@@ -195,6 +198,9 @@ struct Policy {
   // Flags of synthetic-data throughput benchmarks ("use_synthetic_data", or
   // "data=synthetic*"): such a run is a diagnostic, whatever else it says.
   std::vector<std::string> benchmark_flags;
+  // Flags that set a run's length in steps ("max_steps", "max_duration=#ba": `#` is the
+  // count): one at most short_run_max_steps makes the run a diagnostic.
+  std::vector<std::string> short_run_flags;
   // Benchmark programs (words, wildcards as above): a diagnostic even with training flags.
   std::vector<std::string> benchmark_programs;
   // Flag and env names whose object-storage value is where checkpoints go.

@@ -289,6 +289,46 @@ TEST(Evidence, InferenceServersAreNamedByProgramOrModule) {
   EXPECT_FALSE(serving_evidence(command_facts(sidecar.command, sidecar.args), entrypoint_image_of(sidecar), policy));
 }
 
+// Web servers are servers too: an nginx demo in a training kind trains nothing.
+TEST(Evidence, WebServersServe) {
+  const Policy& policy = default_policy();
+  EXPECT_EQ(serving_evidence(command_facts({"nginx", "-g", "daemon off;"}, {}), "", policy), "inference server nginx");
+  for (const char* image : {"nginx:1.27", "nginx", "docker.io/library/nginx:1.27-alpine",
+                            "nginxinc/nginx-unprivileged:1.25", "httpd:2.4"}) {
+    EXPECT_TRUE(serving_evidence(command_facts({}, {}), image, policy)) << image;
+  }
+  EXPECT_FALSE(serving_evidence(command_facts({}, {}), "acme/nginx-log-trainer:1", policy));
+}
+
+// A communication smoke test or a test program is a diagnostic; a training script whose
+// name says test is still training (strong evidence wins).
+TEST(Evidence, SmokeTestsAreDiagnostics) {
+  const Policy& policy = default_policy();
+  const auto diag = [&](std::vector<std::string> command) {
+    return diagnostic_evidence(command_facts(command, {}), "", {}, policy);
+  };
+  EXPECT_TRUE(diag({"python", "/var/dist_sendrecv.py"}));
+  EXPECT_TRUE(diag({"python", "allreduce_check.py", "--size", "1G"}));
+  EXPECT_TRUE(diag({"python", "-m", "pytest", "tests/test_nccl.py"}));
+  EXPECT_TRUE(diag({"python", "nccl_smoke.py"}));
+  EXPECT_FALSE(diag({"python", "train_test.py", "--epochs", "3"}));
+  EXPECT_FALSE(diag({"python", "main.py"}));
+}
+
+// A container with no command runs its image: the image's name stands for the program,
+// so a checkpoint-looking argument to a conversion or inference image is no evidence of
+// training.
+TEST(Evidence, AnEntrypointImageNamedForReadingCheckpointsIsNoTraining) {
+  const Policy& policy = default_policy();
+  const CommandFacts facts = command_facts({}, {"-b=acme-jetstream-ckpts", "-m=google/gemma/2b"});
+  const std::string image = "us-docker.pkg.dev/cloud-tpu-images/inference/inference-checkpoint:v0.2.4";
+  EXPECT_FALSE(training_evidence(facts, {}, policy, image));
+  EXPECT_TRUE(training_evidence(facts, {}, policy, "acme/llm:v1"));
+  EXPECT_TRUE(training_evidence(facts, {}, policy));
+  EXPECT_TRUE(reads_checkpoints(command_facts({}, {}), policy, "ghcr.io/acme/ckpt-convert@sha256:abc"));
+  EXPECT_FALSE(reads_checkpoints(command_facts({}, {}), policy, "ghcr.io/acme/trainer:convert-v2"));  // a tag
+}
+
 TEST(Evidence, AnInspectionOfACheckpointPathIsAPlaceholderNotTraining) {
   const CommandFacts facts = command_facts({"mpirun", "-np", "2", "bash", "-c", "ls /mnt/checkpoints; df -h"}, {});
   const auto trains = training_evidence(facts, {}, default_policy());
@@ -335,6 +375,37 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
                                               "--trainer.max_epochs=90"};
   EXPECT_FALSE(bench(lightning));
   EXPECT_FALSE(diagnostic_evidence(command_facts(lightning, {}), "", {}, policy, false));
+}
+
+// A run limited to a few steps is a smoke test or a throughput measurement; a long one,
+// a "no limit" count, a save interval or a unit other than the policy's is not.
+TEST(Evidence, ShortRunsAreDiagnostics) {
+  const Policy& policy = default_policy();
+  const auto bench = [&](std::vector<std::string> command, std::vector<EnvVar> env = {}) {
+    return benchmark_evidence(command_facts(command, {}), env, policy);
+  };
+  EXPECT_EQ(bench({"torchrun", "run_clm.py", "--max_steps", "80"}), "short run --max_steps 80 (at most 100 steps)");
+  EXPECT_EQ(bench({"composer", "train.py", "yamls/mpt-7b.yaml", "max_duration=12ba"}),
+            "short run max_duration=12ba (at most 100 steps)");
+  EXPECT_EQ(bench({"torchrun", "train.py", "--training.steps", "50"}),
+            "short run --training.steps 50 (at most 100 steps)");
+  EXPECT_EQ(bench({"python", "train.py"}, {{"MAX_STEPS", "20"}}), "short run MAX_STEPS=20 (at most 100 steps)");
+  EXPECT_EQ(bench({"python", "-m", "verl.trainer.main_ppo", "trainer.total_training_steps=6"}),
+            "short run trainer.total_training_steps=6 (at most 100 steps)");
+  EXPECT_FALSE(bench({"torchrun", "run_clm.py", "--max_steps", "7038"}));
+  EXPECT_FALSE(bench({"torchrun", "run_clm.py", "--max_steps", "101"}));
+  EXPECT_FALSE(bench({"torchrun", "run_clm.py", "--max_steps", "-1"}));
+  EXPECT_FALSE(bench({"torchrun", "run_clm.py", "--max_steps=0"}));
+  EXPECT_FALSE(bench({"torchrun", "run_clm.py", "--save_steps", "50"}));
+  EXPECT_FALSE(bench({"composer", "train.py", "max_duration=4800ba"}));
+  EXPECT_FALSE(bench({"composer", "train.py", "max_duration=2ep"}));
+  EXPECT_FALSE(bench({"composer", "train.py", "max_duration=12"}));
+  // The threshold and the vocabulary are policy.
+  Policy wider = policy;
+  wider.short_run_max_steps = 10000;
+  EXPECT_TRUE(benchmark_evidence(command_facts({"torchrun", "run_clm.py", "--max_steps", "7038"}, {}), {}, wider));
+  wider.short_run_flags.clear();
+  EXPECT_FALSE(benchmark_evidence(command_facts({"torchrun", "run_clm.py", "--max_steps", "80"}, {}), {}, wider));
 }
 
 // A dotted entry names that path or its end, never a bare last component.
@@ -391,6 +462,33 @@ TEST(Evidence, ADestinationThroughAnEnvVarIsReadThroughIt) {
   EXPECT_FALSE(where("--output_dir=$(MISSING)"));
   EXPECT_FALSE(where("--output_dir=$(EMPTY)"));
   EXPECT_FALSE(where("--output_dir=$(OUT"));
+}
+
+// A destination whose value is set outside the object (valueFrom, an envFrom source the
+// input does not hold, a shell or template var defined nowhere) is a place nobody here can
+// see: it is reported as such, and where it comes from.
+TEST(Evidence, ADestinationSetOutsideTheObjectSaysWhere) {
+  const Policy& policy = default_policy();
+  const auto where = [&](std::vector<std::string> command, const std::vector<EnvVar>& env) {
+    return checkpoint_destination(command_facts(command, {}), env, policy);
+  };
+  const std::vector<EnvVar> from_config = {{"OUT", "", "ConfigMap rl-config"}};
+  EXPECT_EQ(where({"python", "train.py", "--output_dir", "$(OUT)"}, from_config),
+            "$(OUT) (set from ConfigMap rl-config)");
+  const std::vector<EnvVar> env_from = {{"", "", "Secret run-env"}};
+  EXPECT_EQ(where({"python", "train.py", "--save_dir=${SAVE}"}, env_from), "${SAVE} (perhaps set from Secret run-env)");
+  EXPECT_EQ(where({"sh", "-c", "python train.py --output_dir $OUT_DIR"}, {}), "$OUT_DIR (not set in this object)");
+  // The storage var itself taken from a ConfigMap.
+  EXPECT_EQ(where({"python", "train.py"}, {{"CHECKPOINT_DIR", "", "ConfigMap paths"}}),
+            "$(CHECKPOINT_DIR) (set from ConfigMap paths)");
+  // Not outside: the script sets the var, the kubelet leaves an unknown $(VAR) as written
+  // (a relative directory), a literal value, a non-storage flag.
+  EXPECT_FALSE(where({"sh", "-c", "OUT_DIR=/tmp/o; python train.py --output_dir $OUT_DIR"}, {}));
+  EXPECT_FALSE(where({"python", "train.py", "--output_dir", "$(OUT)"}, {}));
+  EXPECT_FALSE(where({"python", "train.py", "--output_dir", "$(OUT)"}, {{"OUT", "/tmp/o"}}));
+  EXPECT_FALSE(where({"python", "train.py", "--data_dir", "$(OUT)"}, from_config));
+  // A bucket flag names a bucket wherever its name is set.
+  EXPECT_EQ(where({"python", "train.py", "--gcs_bucket", "$(B)"}, {{"B", "", "ConfigMap c"}}), "bucket $(B)");
 }
 
 }  // namespace

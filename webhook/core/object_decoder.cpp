@@ -146,6 +146,20 @@ std::vector<std::string> words(JsonReader& reader, const Value* list, const Json
   return out;
 }
 
+// value_source: where an env var's valueFrom takes its value ("ConfigMap NAME", "Secret
+// NAME", "the pod's fields"), or nothing without one. Malformed members are the API
+// server's to refuse; they only make the source vaguer here.
+std::string value_source(const Value* from) {
+  if (from == nullptr || !from->IsObject()) return {};
+  for (const auto& [member, kind] : {std::pair{"configMapKeyRef", "ConfigMap"}, std::pair{"secretKeyRef", "Secret"}}) {
+    const Value* ref = JsonReader::member(from, member);
+    if (ref == nullptr || !ref->IsObject()) continue;
+    const Value* name = JsonReader::member(ref, "name");
+    return std::string(kind) + (name != nullptr && name->IsString() ? " " + std::string(name->GetString()) : "");
+  }
+  return "the pod's fields";
+}
+
 Container decode_container(JsonReader& reader, const Value& value, const JsonPath& path) {
   Container container;
   if (reader.object(&value, path) == nullptr) return container;
@@ -160,7 +174,8 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
     const Value* v = JsonReader::member(&e, "value");
     std::string text;
     if (v != nullptr && v->IsString()) text.assign(v->GetString(), v->GetStringLength());
-    container.env.push_back({reader.string(JsonReader::member(&e, "name"), JsonPath{&p, "name"}), std::move(text)});
+    container.env.push_back({reader.string(JsonReader::member(&e, "name"), JsonPath{&p, "name"}), std::move(text),
+                             value_source(JsonReader::member(&e, "valueFrom"))});
   });
   const JsonPath env_from_path{&path, "envFrom"};
   reader.each(JsonReader::member(&value, "envFrom"), env_from_path, [&](const Value& e, const JsonPath& p) {
@@ -169,6 +184,13 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
     const Value* ref = reader.object(JsonReader::member(&e, "configMapRef"), ref_path);
     std::string name = reader.string(JsonReader::member(ref, "name"), JsonPath{&ref_path, "name"});
     if (!name.empty()) container.env_from_config_maps.push_back(std::move(name));
+    // A Secret's data is never in the input: its vars are set outside the object.
+    const Value* secret = JsonReader::member(&e, "secretRef");
+    const Value* secret_name = secret != nullptr && secret->IsObject() ? JsonReader::member(secret, "name") : nullptr;
+    if (secret_name != nullptr && secret_name->IsString()) {
+      container.env.push_back(
+          {"", "", "Secret " + std::string(secret_name->GetString(), secret_name->GetStringLength())});
+    }
   });
   decode_resource_names(reader, JsonReader::member(&value, "resources"), JsonPath{&path, "resources"},
                         container.resources);

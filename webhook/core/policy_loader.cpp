@@ -91,6 +91,8 @@ class PolicyParser {
         policy.checkpointing_off = strings(value, key);
       } else if (key == "benchmarkFlags") {
         policy.benchmark_flags = strings(value, key);
+      } else if (key == "shortRunFlags") {
+        policy.short_run_flags = strings(value, key);
       } else if (key == "benchmarkPrograms") {
         policy.benchmark_programs = strings(value, key);
       } else if (key == "checkpointStorageFlags") {
@@ -105,15 +107,16 @@ class PolicyParser {
         policy.max_parts_per_object = positive_integer(value, key, "parts");
       } else if (key == "minRestartBudget") {
         policy.min_restart_budget = positive_integer(value, key, "restarts");
+      } else if (key == "shortRunMaxSteps") {
+        policy.short_run_max_steps = positive_integer(value, key, "steps");
       } else {
         fail(entry.first, key,
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, minRestartBudget, "
-             "excludedNamespaces, "
-             "checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, clusterDaemons, "
-             "checkpointingOff, "
-             "benchmarkFlags, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
+             "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
+             "clusterDaemons, servingPrograms, servingImages, checkpointingOff, benchmarkFlags, shortRunFlags, "
+             "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }
     }
     return policy;

@@ -472,15 +472,22 @@ TEST(ResourceQuantities, APlaceholderIsARequestWithANote) {
   }
 }
 
-TEST(ResourceQuantities, TheWebhookJudgesAPlaceholderAndNotesIt) {
+// pod_review: the webhook's answer, with the default policy and no cluster view, to the
+// CREATE of Pod ml/p with this spec.
+kubegap::ReviewResult pod_review(const std::string& spec) {
   kubegap::PolicyStore policies{kubegap::default_policy()};
   kubegap::NoClusterView no_cluster;
   const kubegap::ReviewHandler handler{policies, no_cluster};
-  const auto result = handler.handle(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+  return handler.handle(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
     "request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},
     "resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml","operation":"CREATE",
-    "object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
-      "spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"$GPU_PER_NODE"}}}]}}}})");
+    "object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" +
+                        spec + "}}}");
+}
+
+TEST(ResourceQuantities, TheWebhookJudgesAPlaceholderAndNotesIt) {
+  const auto result =
+      pod_review(R"({"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"$GPU_PER_NODE"}}}]})");
   EXPECT_EQ(result.status, 200);
   EXPECT_TRUE(result.evaluated);
   const auto doc = parse_json(result.body);
@@ -489,6 +496,26 @@ TEST(ResourceQuantities, TheWebhookJudgesAPlaceholderAndNotesIt) {
   ASSERT_NE(member(*annotations, "input"), nullptr) << result.body;
   EXPECT_EQ(str((*annotations)["input"]),
             "note: resource nvidia.com/gpu is $GPU_PER_NODE (a placeholder, read as requested)");
+}
+
+// An output directory taken from a ConfigMap the review does not carry (valueFrom) is a
+// place nobody can see from the object: not evaluated, never a guessed warning.
+TEST(EnvSources, AnOutputDirectoryFromAConfigMapIsNotEvaluated) {
+  const auto result = pod_review(R"J({"containers":[{"name":"c",
+      "command":["torchrun","grpo.py","--output_dir","$(OUT)"],
+      "env":[{"name":"OUT","valueFrom":{"configMapKeyRef":{"name":"rl-config","key":"out"}}}],
+      "resources":{"limits":{"nvidia.com/gpu":"8"}}}]})J");
+  EXPECT_EQ(result.status, 200);
+  const auto doc = parse_json(result.body);
+  if (const auto* warnings = member(doc["response"], "warnings"); warnings != nullptr && warnings->IsArray()) {
+    for (const auto& w : warnings->GetArray()) EXPECT_EQ(str(w).find("checkpoint"), std::string::npos) << str(w);
+  }
+  const auto* annotations = member(doc["response"], "auditAnnotations");
+  ASSERT_NE(annotations, nullptr) << result.body;
+  ASSERT_NE(member(*annotations, "checkpoint-volume"), nullptr) << result.body;
+  EXPECT_EQ(
+      str((*annotations)["checkpoint-volume"]),
+      "not evaluated: checkpoints go to $(OUT) (set from ConfigMap rl-config), a place this object does not show");
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 19 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                                    3 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
+static_assert(sizeof(Policy) == 20 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+                                    4 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
@@ -49,6 +49,8 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.serving_images, expected.serving_images);
   EXPECT_EQ(actual.checkpointing_off, expected.checkpointing_off);
   EXPECT_EQ(actual.benchmark_flags, expected.benchmark_flags);
+  EXPECT_EQ(actual.short_run_flags, expected.short_run_flags);
+  EXPECT_EQ(actual.short_run_max_steps, expected.short_run_max_steps);
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
   EXPECT_EQ(actual.checkpoint_storage_flags, expected.checkpoint_storage_flags);
   EXPECT_EQ(actual.object_storage_schemes, expected.object_storage_schemes);
@@ -97,6 +99,8 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "servingImages",
                                          "checkpointingOff",
                                          "benchmarkFlags",
+                                         "shortRunFlags",
+                                         "shortRunMaxSteps",
                                          "benchmarkPrograms",
                                          "checkpointStorageFlags",
                                          "objectStorageSchemes",
@@ -237,6 +241,7 @@ INSTANTIATE_TEST_SUITE_P(
             "bound_zero", "healthTolerationSecondsBound: 0\n", 1, {"healthTolerationSecondsBound", "positive integer"}},
         BadPolicy{"max_parts_zero", "maxPartsPerObject: 0\n", 1, {"maxPartsPerObject", "positive integer"}},
         BadPolicy{"min_restart_zero", "minRestartBudget: 0\n", 1, {"minRestartBudget", "positive integer (restarts)"}},
+        BadPolicy{"short_run_zero", "shortRunMaxSteps: 0\n", 1, {"shortRunMaxSteps", "positive integer (steps)"}},
         BadPolicy{"restart_unknown_model",
                   "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template}]\n    "
                   "restart: {model: slurm, budget: spec.backoffLimit}\n",

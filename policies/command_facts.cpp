@@ -1,0 +1,230 @@
+#include "policies/command_facts.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace kubegap {
+namespace {
+
+std::string basename(std::string_view word) { return std::string(basename_view(word)); }
+
+constexpr std::array<std::string_view, 5> kShells = {"sh", "bash", "ash", "dash", "zsh"};
+// Words that start a shell compound command or prefix one: the program comes after.
+constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", "then", "do",   "else", "elif",  "done",
+                                                        "fi",    "!",     "{",  "}",    "time", "exec", "nohup", "for"};
+
+bool is_keyword(std::string_view w) { return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end(); }
+
+bool is_assignment(std::string_view w) {
+  const auto eq = w.find('=');
+  return eq != std::string_view::npos && eq > 0 && w.front() != '-' &&
+         std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// Programs that run another program given after their own options: the evidence and
+// diagnostic rules judge the program that really runs (`mpirun -np 8 bash -c "ls"` runs
+// ls). Shell syntax rather than policy, like kShells.
+constexpr std::array<std::string_view, 17> kWrappers = {
+    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "env",    "timeout", "nice",
+    "ionice", "numactl", "taskset",       "stdbuf",  "chrt",    "uv",   "poetry", "conda"};
+// Wrappers whose program follows a `run` subcommand (uv run, poetry run, conda run -n x).
+constexpr std::array<std::string_view, 3> kRunSubcommand = {"uv", "poetry", "conda"};
+// Options of the wrappers above that take no value, so the word after one is the program
+// (`mpirun --allow-run-as-root ls`). Any other option is taken to have a value when the
+// next word cannot be a program (a number, a host list, a path to a host file).
+constexpr std::array<std::string_view, 14> kNoValueOptions = {"--allow-run-as-root",
+                                                              "-allow-run-as-root",
+                                                              "--oversubscribe",
+                                                              "-oversubscribe",
+                                                              "--tag-output",
+                                                              "-tag-output",
+                                                              "--report-bindings",
+                                                              "-report-bindings",
+                                                              "--display-map",
+                                                              "-display-map",
+                                                              "-l",
+                                                              "--label",
+                                                              "-u",
+                                                              "--unbuffered"};
+
+template <std::size_t N>
+bool one_of(const std::array<std::string_view, N>& list, std::string_view w) {
+  return std::find(list.begin(), list.end(), w) != list.end();
+}
+
+// could_be_program: a word that may start the wrapped command, as opposed to an option's
+// value: a shell, an interpreter, another wrapper, a script file.
+bool could_be_program(std::string_view w) {
+  const std::string_view base = basename_view(w);
+  return one_of(kShells, base) || one_of(kWrappers, base) || base.starts_with("python") || base.ends_with(".py") ||
+         base.ends_with(".sh");
+}
+
+// is_shell_c_option: `-c`, `-ec`, `-xc`, ...: a cluster of a shell's short options that
+// includes c (the next word is the script). `--workdir=...` is not one.
+bool is_shell_c_option(std::string_view w) {
+  return w.size() > 1 && w[0] == '-' && w[1] != '-' && w.find('c') != std::string_view::npos &&
+         std::all_of(w.begin() + 1, w.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)); });
+}
+
+bool is_number_like(std::string_view w) {  // "8", "30s", "1.5h": a count or duration
+  if (w.empty() || !std::isdigit(static_cast<unsigned char>(w.front()))) return false;
+  return std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 's' || c == 'm' || c == 'h' || c == 'd';
+  });
+}
+
+// unwrapped_start: the index of the command a wrapper at `at` runs, or words.size().
+std::size_t unwrapped_start(const std::vector<std::string>& words, std::size_t at) {
+  const std::string_view wrapper = basename_view(words[at]);
+  std::size_t i = at + 1;
+  if (one_of(kRunSubcommand, wrapper) && i < words.size() && words[i] == "run") ++i;
+  while (i < words.size()) {
+    const std::string_view w = words[i];
+    if (w == "--") return i + 1;
+    if (w.size() > 1 && w.front() == '-') {
+      const bool takes_value = w.find('=') == std::string_view::npos && !one_of(kNoValueOptions, w) &&
+                               i + 1 < words.size() && words[i + 1].front() != '-' && !could_be_program(words[i + 1]);
+      i += takes_value ? 2 : 1;
+    } else if (is_assignment(w) || is_number_like(w)) {
+      ++i;  // env X=Y, timeout 30s
+    } else {
+      return i;
+    }
+  }
+  return i;
+}
+
+// split_script: simple commands of a shell script, each a list of words (quotes and
+// $(...) are not interpreted: a word keeps them, which is enough to read names).
+std::vector<std::vector<std::string>> split_script(std::string_view script) {
+  std::vector<std::vector<std::string>> commands(1);
+  std::string word;
+  const auto end_word = [&] {
+    if (!word.empty()) commands.back().push_back(std::move(word));
+    word.clear();
+  };
+  for (const char c : script) {
+    if (c == ';' || c == '&' || c == '|' || c == '\n' || c == '(' || c == ')' || c == '`') {
+      end_word();
+      if (!commands.back().empty()) commands.emplace_back();
+    } else if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\'') {
+      end_word();
+    } else {
+      word += c;
+    }
+  }
+  end_word();
+  if (commands.back().empty()) commands.pop_back();
+  return commands;
+}
+
+// kMaxWords: how much of a command line is read. Real command lines are far shorter; a
+// hostile pod with hundreds of thousands of args must not make a review slow.
+constexpr std::size_t kMaxWords = 4096;
+
+void add_script(CommandFacts& facts, std::string_view script, int depth);
+
+// program_of: the program a simple command runs, looking through wrappers, a nested
+// `sh -c SCRIPT` (whose commands are added themselves) and `python -m MODULE`. Returns
+// false when the nested script stood in for the program.
+bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std::size_t at, int depth) {
+  while (at < words.size()) {
+    const std::string base = basename(words[at]);
+    if (one_of(kWrappers, base)) {
+      const std::size_t inner = unwrapped_start(words, at);
+      if (inner >= words.size()) break;  // a wrapper alone (`env`) is its own program
+      at = inner;
+      continue;
+    }
+    if (one_of(kShells, base) && depth < 4) {
+      for (std::size_t i = at + 1; i + 1 < words.size(); ++i) {
+        if (is_shell_c_option(words[i])) {
+          std::size_t script = i + 1;
+          if (words[script] == "--" && script + 1 < words.size()) ++script;
+          add_script(facts, words[script], depth + 1);
+          return false;
+        }
+      }
+    }
+    if (base.starts_with("python") && at + 2 < words.size() && words[at + 1] == "-m") {
+      facts.programs.push_back(words[at + 2]);
+      facts.subcommands.push_back(at + 3 < words.size() ? words[at + 3] : std::string());
+      return true;
+    }
+    break;
+  }
+  at = std::min(at, words.size() - 1);
+  facts.programs.push_back(basename(words[at]));
+  facts.subcommands.push_back(at + 1 < words.size() ? words[at + 1] : std::string());
+  return true;
+}
+
+bool has_script_chars(std::string_view w) { return w.find_first_of(" \t\n;&|") != std::string_view::npos; }
+
+// add_command: one simple command. Its words are kept for the evidence rules (an argument
+// holding a script is kept as the script's words), and its program is found.
+void add_command(CommandFacts& facts, const std::vector<std::string>& words, int depth = 0) {
+  std::size_t first = words.size();
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (facts.words.size() >= kMaxWords) break;
+    if (has_script_chars(words[i])) {
+      for (const auto& part : split_script(words[i])) {
+        for (const auto& w : part) {
+          if (facts.words.size() < kMaxWords) facts.words.push_back(w);
+        }
+      }
+    } else {
+      facts.words.push_back(words[i]);
+    }
+    if (first == words.size() && !is_keyword(words[i]) && !is_assignment(words[i])) first = i;
+  }
+  if (first < words.size()) add_program(facts, words, first, depth);
+}
+
+void add_script(CommandFacts& facts, std::string_view script, int depth) {
+  for (const auto& words : split_script(script)) add_command(facts, words, depth);
+}
+
+}  // namespace
+
+CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args) {
+  CommandFacts facts;
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), args.begin(), args.end());
+  facts.has_command = !argv.empty();
+  if (argv.empty()) return facts;
+  // `sh -c SCRIPT` (-xc, -ec, ...): the script is the command; a single argv string with
+  // spaces is a script too (some manifests put the whole command line in one string).
+  const std::string first = basename(argv.front());
+  std::size_t script_at = argv.size();
+  if (std::find(kShells.begin(), kShells.end(), first) != kShells.end()) {
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+      if (is_shell_c_option(argv[i])) {
+        script_at = i + 1;
+        break;
+      }
+    }
+  }
+  // `sh -c -- SCRIPT`: the `--` ends the shell's options; it is not a command.
+  if (script_at + 1 < argv.size() && argv[script_at] == "--") ++script_at;
+  if (script_at < argv.size()) {
+    for (std::size_t i = script_at; i < argv.size(); ++i) add_script(facts, argv[i], 1);
+  } else if (has_script_chars(argv.front())) {
+    // The whole command line in the first string ("python train.py --x", "mpirun ...").
+    std::string line;
+    for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+    add_script(facts, line, 1);
+  } else {
+    add_command(facts, argv);  // a wrapper's `sh -c SCRIPT` keeps its script whole
+  }
+  // `python -c CODE` or `python3 -c CODE`: an inline snippet.
+  for (std::size_t i = 0; i + 1 < facts.words.size(); ++i) {
+    if (basename(facts.words[i]).starts_with("python") && facts.words[i + 1] == "-c") facts.inline_code = true;
+  }
+  return facts;
+}
+
+}  // namespace kubegap

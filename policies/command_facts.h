@@ -1,0 +1,34 @@
+#pragma once
+// A container's command line read as a person skimming a manifest would, not as a shell
+// would: `sh -c SCRIPT` is split into simple commands on ; & | and newlines, the first
+// word of each (after shell keywords and VAR=value) is its program, and wrappers
+// (mpirun, srun, env, timeout, uv run, python -m MODULE, ...) are looked through to the
+// program they run. The evidence rules (policies/evidence.h) read the result.
+//
+//   const CommandFacts facts = command_facts({"sh", "-c"}, {"mpirun -np 8 bash -c 'ls; df'"});
+//   // facts.programs == {"ls", "df"}
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kubegap {
+
+// CommandFacts: a container's command line, digested.
+struct CommandFacts {
+  bool has_command = false;              // command or args given (else: the image's entrypoint)
+  std::vector<std::string> programs;     // basename of the first word of each simple command
+  std::vector<std::string> subcommands;  // the word after each program ("start" of `ray start`), or ""
+  std::vector<std::string> words;        // every word, in order
+  bool inline_code = false;              // `python -c CODE`: a one-liner, not a program file
+};
+
+CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);
+
+// basename_view: the last path component of a word ("/app/train.py" -> "train.py").
+inline std::string_view basename_view(std::string_view word) {
+  const auto slash = word.rfind('/');
+  return slash == std::string_view::npos ? word : word.substr(slash + 1);
+}
+
+}  // namespace kubegap

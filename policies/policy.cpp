@@ -348,7 +348,8 @@ void set_default_hints(Policy& p) {  // data table
       "clinfo",        "sycl-ls",     "fi_info",       "dcgmi",      "dcgmproftester*", "gpu_burn",    "gpu-burn",
       "vectoradd*",    "devicequery", "bandwidthtest", "*_perf",     "osu_*",           "nvbandwidth", "*benchmark*",
       "*collect_env*", "pi",          "run_check",     "*sendrecv*", "*send_recv*",     "*allreduce*", "*all_reduce*",
-      "*smoke*",       "test_*.py",   "*_test.py",     "pytest"};
+      "*smoke*",       "test_*.py",   "*_test.py",     "pytest",     "*profil*",        "*autotun*",   "*gemm_tun*",
+      "*kernel_tun*"};
   // Programs that hold a place or only print facts about the machine.
   p.placeholder_commands = {"sleep",  "echo",     "printf", "true",   "pause",  "wait",        "trap",        "tail",
                             "exit",   "hostname", "date",   ":",      "ls",     "df",          "du",          "cat",

@@ -311,6 +311,10 @@ TEST(Evidence, SmokeTestsAreDiagnostics) {
   EXPECT_TRUE(diag({"python", "allreduce_check.py", "--size", "1G"}));
   EXPECT_TRUE(diag({"python", "-m", "pytest", "tests/test_nccl.py"}));
   EXPECT_TRUE(diag({"python", "nccl_smoke.py"}));
+  EXPECT_TRUE(diag({"mpirun", "-np", "16", "python", "/opt/profile_allreduce.py"}));
+  EXPECT_TRUE(diag({"python3", "gradlib/gemm_tuner.py", "--input_file", "shapes.csv"}));
+  EXPECT_TRUE(diag({"python", "matmul_autotune.py"}));
+  EXPECT_FALSE(diag({"python", "main.py", "--profile"}));  // a flag's word is not the program
   EXPECT_FALSE(diag({"python", "train_test.py", "--epochs", "3"}));
   EXPECT_FALSE(diag({"python", "main.py"}));
 }

@@ -139,6 +139,7 @@ struct EvidenceFacts {
   std::string save_flag, save_path;  // where a checkpoint/output flag says it saves
   bool speaks = false;               // training or diagnostic evidence of its own
   bool daemons_only = false;         // every container only starts a cluster node (clusterDaemons)
+  bool runs_command = false;         // a container runs a command of its own (not only daemons)
   std::string serving;               // an inference server it starts (servingPrograms)
 };
 
@@ -220,6 +221,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
       continue;
     }
     any_voice = true;
+    out.runs_command = true;
     add_command(out, facts, env, c.image, entrypoint_image_of(c), policy, all_diagnostic);
   }
   // A native sidecar (an init container that keeps running) can be the server.
@@ -304,6 +306,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     std::string destination;
     std::string checkpointing_off;
     std::string save_flag, save_path;
+    bool non_writer;  // another part names where the job saves, this one names nothing
   };
   std::vector<JudgedPod> judged;
   // Bounded work per request: the first max_parts_per_object parts are evaluated, the rest
@@ -338,9 +341,20 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     evidence.push_back(pod_evidence(pod, object.namespace_name, claims, policy));
     idle_cluster = idle_cluster && evidence.back().daemons_only;
   }
+  // The parts whose own command says where they save are the job's writers; a part that
+  // runs a command of its own naming no save path, and mounts nothing checkpoint-like,
+  // writes no checkpoints beside them (an XGBoost worker beside the master that saves the
+  // model; rabit's workers hold the same model and rank 0 writes it).
+  const auto saver =
+      std::find_if(evidence.begin(), evidence.end(), [](const EvidenceFacts& e) { return !e.save_path.empty(); });
+  const auto writes_nothing = [&](std::size_t i) {
+    return saver != evidence.end() && evidence[i].save_path.empty() && evidence[i].runs_command &&
+           mount_evidence(parts[i], policy).empty();
+  };
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PodSpecView& pod = parts[i];
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
+    const bool non_writer = writes_nothing(i);
     EvidenceFacts& own = evidence[i];
     // A part that says nothing itself runs what its job's coordinator or entrypoint runs.
     if (!own.speaks) {
@@ -356,10 +370,12 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     }
     const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
                                             {own.training, own.diagnostic, idle_cluster, own.serving});
-    out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, pod_class.why});
+    std::string why = pod_class.why;
+    if (non_writer) why += "; names no save path while " + parts[saver - evidence.begin()].part + " does";
+    out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, std::move(why)});
     if (pod_class.evaluated) {
       judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off,
-                        own.save_flag, own.save_path});
+                        own.save_flag, own.save_path, non_writer});
     }
   }
   if (judged.empty()) return out;
@@ -367,10 +383,12 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   for (const auto& check : check_registry()) {
     if (!policy.check_enabled(check.id) || skipped_for(row, check.id)) continue;
     std::vector<PartResult> results;
-    for (const auto& [pod, accelerator, workload_class, destination, saving_off, save_flag, save_at] : judged) {
+    for (const auto& [pod, accelerator, workload_class, destination, saving_off, save_flag, save_at, non_writer] :
+         judged) {
       if (!policy.check_applies(check.id, workload_class)) continue;
-      // A coordinator writes no checkpoints: its job's writers are judged.
-      if (check.id == kCheckpointVolume && pod->coordinator) continue;
+      // A coordinator writes no checkpoints, nor does a part beside the job's named
+      // writers that names no save path: the writers are judged.
+      if (check.id == kCheckpointVolume && (pod->coordinator || non_writer)) continue;
       const WorkloadKind* part_row = pod_row(*pod, row, policy);
       if (skipped_for(part_row, check.id)) continue;
       const CheckContext ctx{object,      policy,     cluster, cluster_unavailable, accelerator, workload_class,

@@ -443,7 +443,8 @@ void set_default_hints(Policy& p) {  // data table
                                 "aip_model_dir",
                                 "workdir",
                                 "exp_dir",
-                                "default_root_dir"};
+                                "default_root_dir",
+                                "model_path"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

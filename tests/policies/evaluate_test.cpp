@@ -565,6 +565,37 @@ WorkloadView volcano_job(std::vector<std::vector<std::string>> commands) {
   return job;
 }
 
+// The parts whose command names where they save are the job's writers: a worker whose
+// own command names no save path (an XGBoost worker; the master writes the model) is not
+// judged by checkpoint-volume, and the master's durable path decides. A worker that names
+// a path of its own, or mounts a checkpoint-looking path, is still judged.
+TEST(Evaluate, APartThatNamesNoSavePathBesideOneThatDoesWritesNothing) {
+  WorkloadView job = volcano_job({{"python", "main.py", "--job_type=Train", "--model_path=/models/m.json"},
+                                  {"python", "main.py", "--job_type=Train"}});
+  job.pods[0] = with_volume(job.pods[0], pvc("models"), "/models");
+  const auto evaluation = evaluate_object_view(job, nullptr, default_policy());
+  EXPECT_EQ(checkpoint_of(evaluation.findings), nullptr);
+  ASSERT_EQ(evaluation.parts.size(), 2U);
+  EXPECT_NE(evaluation.parts[1].why.find("names no save path while task 0 does"), std::string::npos)
+      << evaluation.parts[1].why;
+
+  // Without the master's save path nobody is known to write: the worker is judged.
+  WorkloadView unnamed = job;
+  unnamed.pods[0].containers.front().command = {"python", "main.py", "--job_type=Train"};
+  const auto unnamed_findings = evaluate(unnamed, nullptr, default_policy());
+  const Finding* judged = checkpoint_of(unnamed_findings);
+  ASSERT_NE(judged, nullptr);
+  EXPECT_EQ(judged->outcome, Outcome::kFinding);
+
+  // A worker with a checkpoint-looking mount of its own writes there.
+  WorkloadView mounted = job;
+  mounted.pods[1] = with_volume(mounted.pods[1], empty_dir("ckpt"), "/checkpoints");
+  const auto mounted_findings = evaluate(mounted, nullptr, default_policy());
+  const Finding* on_scratch = checkpoint_of(mounted_findings);
+  ASSERT_NE(on_scratch, nullptr);
+  EXPECT_EQ(on_scratch->outcome, Outcome::kFinding);
+}
+
 // A training kind whose every part only starts cluster nodes (Volcano's ray plugin: a
 // head and workers running `ray start --block`) has no workload of its own: auto, and
 // without training evidence checkpoint-volume is not evaluated. One part that runs a

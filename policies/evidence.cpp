@@ -311,7 +311,8 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
       const std::string& w = facts.words[i];
       const auto eq = w.find('=');
       if (eq != std::string::npos && eq > 0) {
-        if (sw.names(w.substr(0, eq)) && sw.accepts(std::string_view(w).substr(eq + 1))) return w;
+        // Views, not substr copies: this runs for every word against every entry.
+        if (sw.names(std::string_view(w).substr(0, eq)) && sw.accepts(std::string_view(w).substr(eq + 1))) return w;
         continue;
       }
       if (w.size() < 2 || w.front() != '-' || !sw.names(w)) continue;
@@ -384,7 +385,31 @@ std::optional<std::string> set_outside(const std::string& value, const CommandFa
 
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy) {
-  return switched(facts, env, policy.checkpointing_off, true);
+  if (auto off = switched(facts, env, policy.checkpointing_off, true)) return off;
+  return saves_only_when_told(facts, env, policy);
+}
+
+std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                                const Policy& policy) {
+  // A flag that names where to save says the program was told to (or is a fork that saves).
+  const NameSet storage_flags(policy.checkpoint_storage_flags);
+  for (const auto& w : facts.words) {
+    if (w.size() > 1 && w.front() == '-' && storage_flags.contains(w)) return std::nullopt;
+  }
+  for (const auto& entry : policy.saves_only_with) {
+    const auto eq = entry.rfind('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string_view program = std::string_view(entry).substr(0, eq);
+    const auto run = std::find_if(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
+      return !w.starts_with('-') &&
+             (wildcard_match_icase(program, w) || wildcard_match_icase(program, basename_view(w)));
+    });
+    if (run == facts.words.end()) continue;
+    const std::vector<std::string> told{entry.substr(eq + 1)};  // only for a program that runs
+    if (switched(facts, env, told, true)) continue;
+    return std::string(basename_view(*run)) + ", which saves only with --" + told.front() + " (not given)";
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> short_run(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy) {

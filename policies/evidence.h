@@ -70,9 +70,16 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
                                                std::optional<bool> trains = std::nullopt);
 
 // checkpointing_off: the flag or env value that switches checkpoint saving off
-// (policy checkpointingOff), as written ("--save_strategy no"), or nothing.
+// (policy checkpointingOff), as written ("--save_strategy no"), or a program that saves
+// only when told and was not (saves_only_when_told), or nothing.
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy);
+
+// saves_only_when_told: "mnist.py, which saves only with --save_model (not given)" when
+// the command runs a program of policy savesOnlyWith ("PROGRAM=flag") without its flag
+// and with no checkpointStorageFlags flag either; nothing otherwise.
+std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                                const Policy& policy);
 
 // short_run: the flag or env value that limits the run to a few steps (policy
 // shortRunFlags, at most shortRunMaxSteps): "--max_steps 50", "max_duration=12ba".

@@ -408,6 +408,8 @@ void set_default_hints(Policy& p) {  // data table
                        "dataset=fake*",
                        "data_impl=mock",
                        "mock_data"};
+  p.saves_only_with = {"mnist.py=save_model",   "*/mnist/main.py=save_model", "pretrain_gpt.py=save",
+                       "pretrain_bert.py=save", "pretrain_t5.py=save",        "pretrain_mamba.py=save"};
   p.short_run_flags = {"max_steps",       "max_iters",   "train_iters",     "train_steps",
                        "num_train_steps", "total_steps", "num_iters",       "total_training_steps",
                        "num_batches",     "steps",       "max_duration=#ba"};

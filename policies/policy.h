@@ -195,6 +195,10 @@ struct Policy {
   // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
   // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
   std::vector<std::string> checkpointing_off;
+  // Programs that save only when a flag tells them to ("mnist.py=save_model": Kubeflow's
+  // MNIST example saves its model only with --save-model): run without it, they keep
+  // nothing, like checkpointing_off.
+  std::vector<std::string> saves_only_with;
   // Flags of synthetic-data throughput benchmarks ("use_synthetic_data", or
   // "data=synthetic*"): such a run is a diagnostic, whatever else it says.
   std::vector<std::string> benchmark_flags;

@@ -381,6 +381,27 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
   EXPECT_FALSE(diagnostic_evidence(command_facts(lightning, {}), "", {}, policy, false));
 }
 
+// A program that saves only when told (Kubeflow's mnist.py and --save-model, Megatron-LM
+// and --save) keeps nothing without its flag; a storage flag of any kind means it was told
+// somewhere (or is a fork that saves).
+TEST(Evidence, AProgramThatSavesOnlyWhenToldKeepsNothingUntold) {
+  const Policy& policy = default_policy();
+  const auto off = [&](std::vector<std::string> command) {
+    return checkpointing_off(command_facts(command, {}), {}, policy);
+  };
+  EXPECT_EQ(off({"python3", "/opt/pytorch-mnist/mnist.py", "--epochs=5"}),
+            "mnist.py, which saves only with --save_model (not given)");
+  EXPECT_EQ(off({"torchrun", "pretrain_gpt.py", "--train-iters", "500000", "--data-path", "/data/x"}),
+            "pretrain_gpt.py, which saves only with --save (not given)");
+  EXPECT_FALSE(off({"python3", "/opt/pytorch-mnist/mnist.py", "--epochs=5", "--save-model"}));
+  EXPECT_FALSE(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "1000"}));
+  EXPECT_FALSE(off({"python3", "mnist.py", "--checkpoint-dir=/checkpoints"}));
+  EXPECT_FALSE(off({"python3", "/opt/examples/tensorflow_mnist.py"}));
+  Policy none = policy;
+  none.saves_only_with.clear();
+  EXPECT_FALSE(checkpointing_off(command_facts({"python3", "mnist.py"}, {}), {}, none));
+}
+
 // A run limited to a few steps is a smoke test or a throughput measurement; a long one,
 // a "no limit" count, a save interval or a unit other than the policy's is not.
 TEST(Evidence, ShortRunsAreDiagnostics) {

@@ -91,6 +91,8 @@ class PolicyParser {
         policy.checkpointing_off = strings(value, key);
       } else if (key == "benchmarkFlags") {
         policy.benchmark_flags = strings(value, key);
+      } else if (key == "savesOnlyWith") {
+        policy.saves_only_with = strings(value, key);
       } else if (key == "shortRunFlags") {
         policy.short_run_flags = strings(value, key);
       } else if (key == "benchmarkPrograms") {
@@ -115,7 +117,8 @@ class PolicyParser {
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, minRestartBudget, "
              "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
-             "clusterDaemons, servingPrograms, servingImages, checkpointingOff, benchmarkFlags, shortRunFlags, "
+             "clusterDaemons, servingPrograms, servingImages, checkpointingOff, savesOnlyWith, benchmarkFlags, "
+             "shortRunFlags, "
              "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }
     }

@@ -29,7 +29,7 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 20 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+static_assert(sizeof(Policy) == 21 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                                     4 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
@@ -50,6 +50,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.checkpointing_off, expected.checkpointing_off);
   EXPECT_EQ(actual.benchmark_flags, expected.benchmark_flags);
   EXPECT_EQ(actual.short_run_flags, expected.short_run_flags);
+  EXPECT_EQ(actual.saves_only_with, expected.saves_only_with);
   EXPECT_EQ(actual.short_run_max_steps, expected.short_run_max_steps);
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
   EXPECT_EQ(actual.checkpoint_storage_flags, expected.checkpoint_storage_flags);
@@ -100,6 +101,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "checkpointingOff",
                                          "benchmarkFlags",
                                          "shortRunFlags",
+                                         "savesOnlyWith",
                                          "shortRunMaxSteps",
                                          "benchmarkPrograms",
                                          "checkpointStorageFlags",

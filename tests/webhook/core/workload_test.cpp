@@ -421,7 +421,8 @@ std::vector<GapCase> gap_cases() {
       {"xgboostjob",
        "kubeflow.org/v1",
        "XGBoostJob",
-       {{kCheckpoint, "replica Master, replica Worker", kNoDurable},
+       // The Master writes the model (--model_path); the Workers name no save path.
+       {{kCheckpoint, "replica Master", {"/tmp/xgboost-model (--model_path)", "container's own filesystem"}},
         {kGpu, "replica Worker", kDefault300},
         {kRestart, "replica Master", {"restartPolicy Never", "fails the XGBoostJob"}}}},
       {"paddlejob",

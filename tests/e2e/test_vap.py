@@ -56,6 +56,9 @@ KNOWN = {
     "statefulset.yaml": "training evidence in a serving kind",
     # A TrainJob is judged through its runtime, another object, which CEL cannot read.
     "trainjob.yaml": "TrainJob runtimes",
+    # The webhook reads the commands: the Master names where it saves (--model_path), the
+    # Workers name nothing and are no writers; the VAP judges every part by its mounts.
+    "xgboostjob.yaml": "save paths and writers read from the command",
 }
 # Where only the audit annotations differ (the warnings are the same).
 KNOWN_ANNOTATIONS = {

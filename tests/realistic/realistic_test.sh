@@ -19,7 +19,7 @@ fi
 # it, so only its totals are printed. Its minimums are the figures measured on it (54 manifests
 # since 2026-12-05: 16 were added from new sources and the figures fell; see performance.md).
 if ! python3 tests/realistic/score.py "$bin" tests/fixtures/realistic-holdout --totals-only \
-  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.78}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.90}"; then
+  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.78}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.88}"; then
   failures=$((failures + 1))
 fi
 

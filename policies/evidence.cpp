@@ -112,6 +112,8 @@ bool strong_training_evidence(std::string_view why) {
   return false;
 }
 
+namespace {
+
 // image_name: an image reference's repository name, without registry, path, tag or
 // digest: "inference-checkpoint" of "us-docker.pkg.dev/x/inference/inference-checkpoint:v0.2".
 std::string_view image_name(std::string_view image) {
@@ -120,6 +122,8 @@ std::string_view image_name(std::string_view image) {
   if (slash != std::string_view::npos) image.remove_prefix(slash + 1);
   return image.substr(0, image.find(':'));
 }
+
+}  // namespace
 
 bool reads_checkpoints(const CommandFacts& facts, const Policy& policy, std::string_view entrypoint_image) {
   if (word_hint(facts, policy.training_hints.non_training)) return true;
@@ -213,8 +217,8 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
                                                std::optional<bool> trains) {
   if (!facts.has_command) {
     // The pause image holds a reservation and runs nothing.
-    const std::string repo(basename_view(image.substr(0, image.find(':'))));
-    if (matches(policy.placeholder_commands, repo)) return "placeholder image " + repo;
+    const std::string_view repo = image_name(image);
+    if (matches(policy.placeholder_commands, repo)) return "placeholder image " + std::string(repo);
     return std::nullopt;
   }
   if (trains ? *trains : training_evidence(facts, env, policy).has_value()) return std::nullopt;
@@ -391,11 +395,6 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
 
 std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                 const Policy& policy) {
-  // A flag that names where to save says the program was told to (or is a fork that saves).
-  const NameSet storage_flags(policy.checkpoint_storage_flags);
-  for (const auto& w : facts.words) {
-    if (w.size() > 1 && w.front() == '-' && storage_flags.contains(w)) return std::nullopt;
-  }
   for (const auto& entry : policy.saves_only_with) {
     const auto eq = entry.rfind('=');
     if (eq == std::string::npos || eq == 0) continue;
@@ -405,7 +404,15 @@ std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const
              (wildcard_match_icase(program, w) || wildcard_match_icase(program, basename_view(w)));
     });
     if (run == facts.words.end()) continue;
-    const std::vector<std::string> told{entry.substr(eq + 1)};  // only for a program that runs
+    // A flag that names where to save says the program was told to (or is a fork that
+    // saves). Read only once a listed program runs: this is on every command's path.
+    const NameSet storage_flags(policy.checkpoint_storage_flags);
+    if (std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
+          return w.size() > 1 && w.front() == '-' && storage_flags.contains(w);
+        })) {
+      return std::nullopt;
+    }
+    const std::vector<std::string> told{entry.substr(eq + 1)};
     if (switched(facts, env, told, true)) continue;
     return std::string(basename_view(*run)) + ", which saves only with --" + told.front() + " (not given)";
   }

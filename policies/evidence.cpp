@@ -34,12 +34,13 @@ std::string_view flag_name(std::string_view word) {
 }
 
 // same_flag: equal as normalized_flag would make them, without making them.
+char fold_flag_char(char c) { return c == '-' ? '_' : ascii_lower(c); }
+
 bool same_flag(std::string_view a, std::string_view b) {
   a = flag_name(a);
   b = flag_name(b);
-  const auto fold = [](char c) { return c == '-' ? '_' : ascii_lower(c); };
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [](char x, char y) { return fold_flag_char(x) == fold_flag_char(y); });
 }
 
 // FlagValue: a flag name and its value, from `--name=value`, `name=value` or
@@ -272,6 +273,7 @@ struct FlagSwitch {
   std::string_view pattern;  // empty: a bare switch
   bool bare_dotted = true;
   std::int64_t max_count = 0;
+  char last = '\0';  // the name's last byte, folded ('\0': an empty name)
   FlagSwitch(std::string_view entry, bool bare_dotted_flags, std::int64_t max = 0)
       : name(entry), bare_dotted(bare_dotted_flags), max_count(max) {
     const auto eq = entry.find('=');
@@ -279,12 +281,21 @@ struct FlagSwitch {
       name = entry.substr(0, eq);
       pattern = entry.substr(eq + 1);
     }
+    if (const std::string_view key = flag_name(name); !key.empty()) last = fold_flag_char(key.back());
   }
   // names: the flag itself, or the last component of a dotted override
   // (`trainer.enable_checkpointing`, `+checkpoint.enable_checkpoint`).
-  bool names(std::string_view flag) const {
+  // key: a flag word as names_key compares it: no dashes, `+` or `=value`.
+  static std::string_view key(std::string_view flag) {
     flag = flag_name(flag);
     while (!flag.empty() && flag.front() == '+') flag.remove_prefix(1);
+    return flag;
+  }
+  bool names(std::string_view flag) const { return names_key(key(flag)); }
+  bool names_key(std::string_view flag) const {
+    // Every way of naming it below ends the flag with the name: one byte rejects nearly
+    // every (entry, word) pair, and this runs for each of them.
+    if (last != '\0' && (flag.empty() || fold_flag_char(flag.back()) != last)) return false;
     if (same_flag(name, flag)) return true;
     if (name.find('.') != std::string_view::npos) {  // a dotted entry: the flag's last components
       return flag.size() > name.size() && flag[flag.size() - name.size() - 1] == '.' &&
@@ -305,23 +316,42 @@ struct FlagSwitch {
   }
 };
 
+// WordFlag: a word of a command line that can name a flag, split once per call of
+// switched rather than once per policy entry: `name=value` (joined) or `--name`.
+struct WordFlag {
+  std::string_view key;    // FlagSwitch::key of the name
+  std::string_view value;  // joined: what follows '='
+  std::size_t index = 0;   // in facts.words
+  bool joined = false;
+};
+
 // switched: the first flag, bare flag or env var that one of `entries` matches, as written.
 std::optional<std::string> switched(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                     const std::vector<std::string>& entries, bool bare_dotted,
                                     std::int64_t max_count = 0) {
+  // Reused by each thread: this runs several times for every container of every review.
+  thread_local std::vector<WordFlag> flags;
+  flags.clear();
+  for (std::size_t i = 0; i < facts.words.size(); ++i) {
+    const std::string_view w = facts.words[i];
+    const auto eq = w.find('=');
+    if (eq != std::string_view::npos && eq > 0) {
+      flags.push_back({FlagSwitch::key(w.substr(0, eq)), w.substr(eq + 1), i, true});
+    } else if (w.size() >= 2 && w.front() == '-') {
+      flags.push_back({FlagSwitch::key(w), {}, i, false});
+    }
+  }
   for (const auto& entry : entries) {
     const FlagSwitch sw(entry, bare_dotted, max_count);
-    for (std::size_t i = 0; i < facts.words.size(); ++i) {
-      const std::string& w = facts.words[i];
-      const auto eq = w.find('=');
-      if (eq != std::string::npos && eq > 0) {
-        // Views, not substr copies: this runs for every word against every entry.
-        if (sw.names(std::string_view(w).substr(0, eq)) && sw.accepts(std::string_view(w).substr(eq + 1))) return w;
+    for (const WordFlag& f : flags) {
+      if (!sw.names_key(f.key)) continue;
+      const std::string& w = facts.words[f.index];
+      if (f.joined) {
+        if (sw.accepts(f.value)) return w;
         continue;
       }
-      if (w.size() < 2 || w.front() != '-' || !sw.names(w)) continue;
-      const bool has_value = i + 1 < facts.words.size() && facts.words[i + 1].front() != '-';
-      if (has_value && sw.accepts(facts.words[i + 1])) return w + " " + facts.words[i + 1];
+      const bool has_value = f.index + 1 < facts.words.size() && facts.words[f.index + 1].front() != '-';
+      if (has_value && sw.accepts(facts.words[f.index + 1])) return w + " " + facts.words[f.index + 1];
       if (!has_value && sw.pattern.empty() && sw.max_count == 0) return w;
     }
     for (const auto& e : env) {

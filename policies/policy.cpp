@@ -494,6 +494,14 @@ namespace {
 
 template <typename Equal>
 bool wildcard_match_with(std::string_view pattern, std::string_view text, Equal equal) {
+  // A literal first or last pattern byte must be the text's: most (pattern, word) pairs
+  // of the evidence rules end here, before the backtracking loop.
+  if (!pattern.empty() && pattern.front() != '*' && (text.empty() || !equal(pattern.front(), text.front()))) {
+    return false;
+  }
+  if (!pattern.empty() && pattern.back() != '*' && (text.empty() || !equal(pattern.back(), text.back()))) {
+    return false;
+  }
   std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
   while (t < text.size()) {
     if (p < pattern.size() && pattern[p] == '*') {
@@ -514,8 +522,6 @@ bool wildcard_match_with(std::string_view pattern, std::string_view text, Equal 
 }
 
 }  // namespace
-
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool wildcard_match(const std::string& pattern, const std::string& text) {
   return wildcard_match_with(pattern, text, [](char a, char b) { return a == b; });

@@ -239,6 +239,6 @@ bool wildcard_match(const std::string& pattern, const std::string& text);
 // for every word of every command line).
 bool wildcard_match_icase(std::string_view pattern, std::string_view text);
 // ascii_lower: 'A'-'Z' to 'a'-'z', every other byte unchanged (no locale).
-char ascii_lower(char c);
+inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 }  // namespace kubegap

@@ -34,6 +34,19 @@ std::size_t next_rune(std::string_view text, std::size_t i, std::uint32_t& rune)
   return len;
 }
 
+// Eight bytes as one word, and the classic bit tricks on it (each byte's high bit set
+// where the byte qualifies; a borrow can only add false hits above a true one, so a
+// zero answer is exact and a non-zero one is settled a byte at a time).
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+std::uint64_t load8(const char* p) {
+  std::uint64_t word = 0;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+std::uint64_t bytes_below(std::uint64_t x, unsigned char n) { return (x - kOnes * n) & ~x & kHighs; }
+std::uint64_t bytes_equal(std::uint64_t x, unsigned char c) { return bytes_below(x ^ (kOnes * c), 1); }
+
 bool is_control(std::uint32_t rune) { return rune < 0x20 || rune == 0x7F || (rune >= 0x80 && rune <= 0x9F); }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
@@ -93,14 +106,38 @@ std::size_t invalid_utf8_at(std::string_view text) {
   return std::string_view::npos;
 }
 
+std::size_t printable_ascii_end(std::string_view text, std::size_t from) {
+  std::size_t i = from;
+  for (; i + 8 <= text.size(); i += 8) {
+    const std::uint64_t x = load8(text.data() + i);
+    if ((bytes_below(x, 0x20) | bytes_equal(x, 0x7F) | (x & kHighs)) != 0) break;
+  }
+  while (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x20 && static_cast<unsigned char>(text[i]) < 0x7F) {
+    ++i;
+  }
+  return i;
+}
+
+std::size_t json_plain_end(std::string_view text, std::size_t from) {
+  std::size_t i = from;
+  for (; i + 8 <= text.size(); i += 8) {
+    const std::uint64_t x = load8(text.data() + i);
+    if ((bytes_below(x, 0x20) | bytes_equal(x, '"') | bytes_equal(x, '\\')) != 0) break;
+  }
+  while (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x20 && text[i] != '"' && text[i] != '\\') ++i;
+  return i;
+}
+
 std::string sanitize_text(std::string_view text) {
+  std::size_t i = printable_ascii_end(text);
+  if (i == text.size()) return std::string(text);  // nearly always: nothing to replace
   std::string out;
   out.reserve(text.size());
   std::size_t kept = 0;  // text[kept, i) is copied as it is, in one append
-  for (std::size_t i = 0; i < text.size();) {
+  while (i < text.size()) {
     const auto b = static_cast<unsigned char>(text[i]);
-    if (b >= 0x20 && b < 0x7F) {  // printable ASCII: nearly all of it
-      ++i;
+    if (b >= 0x20 && b < 0x7F) {  // printable ASCII: the rest of the run at once
+      i = printable_ascii_end(text, i);
       continue;
     }
     std::uint32_t rune = b;

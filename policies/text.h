@@ -26,6 +26,15 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 // npos when the text is valid. ASCII runs are checked eight bytes at a time.
 std::size_t invalid_utf8_at(std::string_view text);
 
+// printable_ascii_end: the offset of the first byte at or after `from` that is not
+// printable ASCII (0x20-0x7e), or text.size(). Eight bytes at a time: findings' text is
+// nearly all printable ASCII, and every warning and annotation goes through this.
+std::size_t printable_ascii_end(std::string_view text, std::size_t from = 0);
+
+// json_plain_end: the offset of the first byte at or after `from` that a JSON string
+// must escape (a quote, a backslash, a C0 control byte), or text.size(). Eight at a time.
+std::size_t json_plain_end(std::string_view text, std::size_t from = 0);
+
 // sanitize_text: replaces control characters (C0, DEL, C1) and invalid UTF-8 with '?'.
 // The API server silently drops a warning that contains any of them.
 std::string sanitize_text(std::string_view text);

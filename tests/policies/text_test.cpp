@@ -148,6 +148,33 @@ TEST(Text, SanitizeOutputIsAlwaysCleanForEveryByte) {
 
 // ---------------------------------------------------------------- truncate_runes
 
+// The word-at-a-time scans against the byte-at-a-time rule they stand for: every byte
+// value at every offset of a run longer than a word, and a start inside the run.
+TEST(Text, WordScansFindTheFirstByteTheByteRuleFinds) {
+  const auto printable = [](unsigned char b) { return b >= 0x20 && b < 0x7F; };
+  const auto json_plain = [](unsigned char b) { return b >= 0x20 && b != '"' && b != '\\'; };
+  for (int b = 0; b < 256; ++b) {
+    for (std::size_t at = 0; at < 19; ++at) {
+      std::string text(19, 'a');
+      text[at] = static_cast<char>(b);
+      const auto byte = static_cast<unsigned char>(b);
+      EXPECT_EQ(printable_ascii_end(text), printable(byte) ? text.size() : at) << b << " at " << at;
+      EXPECT_EQ(json_plain_end(text), json_plain(byte) ? text.size() : at) << b << " at " << at;
+      const std::size_t from = at / 2;
+      EXPECT_EQ(printable_ascii_end(text, from), printable(byte) ? text.size() : at) << b << " from " << from;
+      EXPECT_EQ(json_plain_end(text, from), json_plain(byte) ? text.size() : at) << b << " from " << from;
+    }
+  }
+  // A special byte after another in the same word: the first one counts.
+  EXPECT_EQ(json_plain_end("ab\"c\\defghij"), 2u);
+  EXPECT_EQ(printable_ascii_end("ab\x7f"
+                                "\x01"
+                                "cdefghij"),
+            2u);
+  EXPECT_EQ(printable_ascii_end(""), 0u);
+  EXPECT_EQ(json_plain_end("abc", 3), 3u);
+}
+
 TEST(Text, RuneCountCountsCodePointsNotBytes) {
   EXPECT_EQ(rune_count(""), 0u);
   EXPECT_EQ(rune_count("abc"), 3u);

@@ -1,8 +1,6 @@
 #include "webhook/core/admission_codec.h"
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -162,11 +160,6 @@ struct ReviewParse {
   }
 };
 
-template <typename Writer>
-void write_string(Writer& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
 // check_text: a NUL byte is never valid JSON (raw control characters are not allowed in
 // strings), and both parsers below would take it for the end of the text. UTF-8 is checked
 // once over the whole body (ASCII eight bytes at a time) instead of by the parser
@@ -287,48 +280,97 @@ DecodedReview decode_review(std::string_view body, const ReserveKept& reserve) {
   return decode_review_dom(body);
 }
 
+namespace {
+
+// append_json_string: `text` as a JSON string, escaped byte for byte as RapidJSON's
+// Writer escapes (", \\, \b \t \n \f \r, other C0 bytes as \u00XX in upper-case hex;
+// everything else, UTF-8 included, as it is), so answers did not change when the response
+// stopped going through the Writer, which handled a byte at a time. Runs of plain bytes
+// are copied whole. Responses are mostly the findings' text, where nothing needs escaping.
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  std::size_t plain = 0;  // text[plain, i) is copied as it is, in one append
+  for (std::size_t i = json_plain_end(text); i < text.size(); i = json_plain_end(text, i + 1)) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    out.append(text.data() + plain, i - plain);
+    plain = i + 1;
+    out += '\\';
+    switch (c) {
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '\b':
+        out += 'b';
+        break;
+      case '\t':
+        out += 't';
+        break;
+      case '\n':
+        out += 'n';
+        break;
+      case '\f':
+        out += 'f';
+        break;
+      case '\r':
+        out += 'r';
+        break;
+      default: {
+        constexpr std::string_view kHex = "0123456789ABCDEF";
+        const char escape[] = {'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out.append(escape, sizeof escape);
+      }
+    }
+  }
+  out.append(text.data() + plain, text.size() - plain);
+  out += '"';
+}
+
+}  // namespace
+
 std::string encode_response(std::string_view api_version, std::string_view uid, const AdmissionResponse& response) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  writer.Key("apiVersion");
-  write_string(writer, api_version);
-  writer.Key("kind");
-  writer.String("AdmissionReview");
-  writer.Key("response");
-  writer.StartObject();
-  writer.Key("uid");
-  write_string(writer, uid);
-  writer.Key("allowed");
-  writer.Bool(true);
+  // One allocation: the text plus room for its quotes and a few escapes.
+  std::size_t size = 96 + api_version.size() + uid.size();
+  for (const auto& warning : response.warnings) size += warning.size() + 4;
+  for (const auto& [key, value] : response.audit_annotations) size += key.size() + value.size() + 8;
+  std::string out;
+  out.reserve(size + size / 16);
+  out += R"({"apiVersion":)";
+  append_json_string(out, api_version);
+  out += R"(,"kind":"AdmissionReview","response":{"uid":)";
+  append_json_string(out, uid);
+  out += R"(,"allowed":true)";
   if (!response.warnings.empty()) {
-    writer.Key("warnings");
-    writer.StartArray();
-    for (const auto& warning : response.warnings) write_string(writer, warning);
-    writer.EndArray();
+    out += R"(,"warnings":[)";
+    for (std::size_t i = 0; i < response.warnings.size(); ++i) {
+      if (i > 0) out += ',';
+      append_json_string(out, response.warnings[i]);
+    }
+    out += ']';
   }
   if (!response.audit_annotations.empty()) {
-    writer.Key("auditAnnotations");
-    writer.StartObject();
+    out += R"(,"auditAnnotations":{)";
+    bool first = true;
     for (const auto& [key, value] : response.audit_annotations) {
-      write_string(writer, key);
-      write_string(writer, value);
+      if (!first) out += ',';
+      first = false;
+      append_json_string(out, key);
+      out += ':';
+      append_json_string(out, value);
     }
-    writer.EndObject();
+    out += '}';
   }
-  writer.EndObject();
-  writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  out += "}}";
+  return out;
 }
 
 std::string encode_error(std::string_view message) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  writer.Key("error");
-  write_string(writer, message);
-  writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  std::string out = R"({"error":)";
+  append_json_string(out, message);
+  out += '}';
+  return out;
 }
 
 }  // namespace kubegap

@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -596,6 +597,72 @@ TEST(EncodeResponse, EscapesQuotesBackslashesAndControlCharactersEverywhere) {
     }
   }
   EXPECT_TRUE(saw_nasty_key);
+}
+
+// writer_encoding: the response as RapidJSON's Writer wrote it before encode_response
+// wrote its own text: the bytes the API server got then, which it must still get.
+std::string writer_encoding(std::string_view api_version, std::string_view uid, const AdmissionResponse& r) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  const auto text = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  w.StartObject();
+  w.Key("apiVersion");
+  text(api_version);
+  w.Key("kind");
+  w.String("AdmissionReview");
+  w.Key("response");
+  w.StartObject();
+  w.Key("uid");
+  text(uid);
+  w.Key("allowed");
+  w.Bool(true);
+  if (!r.warnings.empty()) {
+    w.Key("warnings");
+    w.StartArray();
+    for (const auto& s : r.warnings) text(s);
+    w.EndArray();
+  }
+  if (!r.audit_annotations.empty()) {
+    w.Key("auditAnnotations");
+    w.StartObject();
+    for (const auto& [k, v] : r.audit_annotations) {
+      text(k);
+      text(v);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+TEST(EncodeResponse, WritesTheSameBytesRapidJsonsWriterDid) {
+  // Every byte value, alone and inside text, and pseudo-random strings (a fixed seed)
+  // that mix plain runs, escapes and UTF-8.
+  std::vector<std::string> samples = {"", "plain", "kubegap/checkpoint-volume: no durable volume (case x)"};
+  for (int b = 0; b < 256; ++b) {
+    samples.push_back(std::string(1, static_cast<char>(b)));
+    samples.push_back("ab" + std::string(1, static_cast<char>(b)) + "cd");
+  }
+  std::uint32_t state = 12345;
+  const auto next = [&] { return state = state * 1103515245u + 12345u; };
+  constexpr std::string_view kAlphabet = "aZ09 /\\\"\n\t\r\b\f\x01\x1f\x7f\xc3\xbc\xe2\x82\xac";
+  for (int i = 0; i < 500; ++i) {
+    std::string s;
+    const std::uint32_t length = next() % 64;
+    for (std::uint32_t j = 0; j < length; ++j) s += kAlphabet[(next() >> 8) % kAlphabet.size()];
+    samples.push_back(s);
+  }
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    AdmissionResponse r;
+    r.warnings = {samples[i], samples[(i + 7) % samples.size()]};
+    r.audit_annotations = {{samples[i], samples[(i + 3) % samples.size()]}, {"k", samples[i]}};
+    EXPECT_EQ(encode_response("admission.k8s.io/v1", samples[i], r),
+              writer_encoding("admission.k8s.io/v1", samples[i], r))
+        << "sample " << i;
+  }
+  EXPECT_EQ(encode_response("admission.k8s.io/v1beta1", "u", AdmissionResponse{}),
+            writer_encoding("admission.k8s.io/v1beta1", "u", AdmissionResponse{}));
 }
 
 TEST(EncodeError, IsAJsonObjectWithTheMessage) {

@@ -44,21 +44,22 @@ bool same_flag(std::string_view a, std::string_view b) {
 }
 
 // FlagValue: a flag name and its value, from `--name=value`, `name=value` or
-// `--name value`.
+// `--name value`: views into the command's words (NameSet compares names without case
+// or dashes, so nothing is copied to normalize them).
 struct FlagValue {
-  std::string name;  // normalized
-  std::string value;
+  std::string_view name;  // as written, without leading dashes
+  std::string_view value;
 };
 
 std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {
   std::vector<FlagValue> out;
   for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
+    const std::string_view w = words[i];
     const auto eq = w.find('=');
-    if (eq != std::string::npos && eq > 0) {
-      out.push_back({normalized_flag(w.substr(0, eq)), w.substr(eq + 1)});
+    if (eq != std::string_view::npos && eq > 0) {
+      out.push_back({flag_name(w.substr(0, eq)), w.substr(eq + 1)});
     } else if (w.size() > 1 && w.front() == '-' && i + 1 < words.size() && words[i + 1].front() != '-') {
-      out.push_back({normalized_flag(w), words[i + 1]});
+      out.push_back({flag_name(w), words[i + 1]});
     }
   }
   return out;
@@ -153,7 +154,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
   }
   const NameSet flags(policy.training_hints.flags);
   for (const auto& [name, value] : flag_values(facts.words)) {
-    if (flags.contains(name)) return "flag " + name;
+    if (flags.contains(name)) return "flag " + normalized_flag(name);
   }
   for (const auto& w : facts.words) {  // boolean flags (--do_train) carry no value
     if (w.size() > 1 && w.front() == '-' && flags.contains(w)) {
@@ -383,36 +384,36 @@ std::optional<EnvReference> env_reference(std::string_view value) {
   return EnvReference{value.substr(start, end - start), end + (open == '\0' ? 0 : 1), open == '('};
 }
 
-std::string expand_env_reference(const std::string& value, const std::vector<EnvVar>& env) {
+std::string expand_env_reference(std::string_view value, const std::vector<EnvVar>& env) {
   const auto ref = env_reference(value);
-  if (!ref) return value;
+  if (!ref) return std::string(value);
   const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == ref->name; });
-  if (var == env.end() || var->value.empty()) return value;
-  return var->value + value.substr(ref->end);
+  if (var == env.end() || var->value.empty()) return std::string(value);
+  return var->value + std::string(value.substr(ref->end));
 }
 
 // set_outside: for a value that refers to a var this object does not give a value
 // (valueFrom a ConfigMap or Secret, an envFrom source the input does not hold, or, for
 // a shell or template reference, no var at all), the reference and where it comes from:
 // the place it names is not in the object, so nothing can be said about it.
-std::optional<std::string> set_outside(const std::string& value, const CommandFacts& facts,
+std::optional<std::string> set_outside(std::string_view value, const CommandFacts& facts,
                                        const std::vector<EnvVar>& env) {
   const auto ref = env_reference(value);
   if (!ref) return std::nullopt;
   const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == ref->name; });
   if (var != env.end()) {
     if (var->from.empty()) return std::nullopt;
-    return value + " (set from " + var->from + ")";
+    return std::string(value) + " (set from " + var->from + ")";
   }
   const auto source = std::find_if(env.begin(), env.end(), [](const EnvVar& e) { return e.name.empty(); });
-  if (source != env.end()) return value + " (perhaps set from " + source->from + ")";
+  if (source != env.end()) return std::string(value) + " (perhaps set from " + source->from + ")";
   // The kubelet leaves an unknown $(NAME) as it is; a shell script may set the var itself.
   if (ref->kubelet) return std::nullopt;
   const bool assigned = std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
     return w.size() > ref->name.size() && w.starts_with(ref->name) && w[ref->name.size()] == '=';
   });
   if (assigned) return std::nullopt;
-  return value + " (not set in this object)";
+  return std::string(value) + " (not set in this object)";
 }
 
 }  // namespace
@@ -466,19 +467,19 @@ std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const s
 
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
-  const auto local = [&](std::string_view name, const std::string& written) -> std::optional<std::string> {
+  const auto local = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty() || !storage_flags.contains(name) || icontains(flag_name(name), "bucket")) return std::nullopt;
     std::string value = expand_env_reference(written, env);
     if (value.size() < 2 || value.front() != '/') return std::nullopt;
     return value;
   };
   for (std::size_t i = 0; i < facts.words.size(); ++i) {
-    const std::string& w = facts.words[i];
+    const std::string_view w = facts.words[i];
     const auto eq = w.find('=');
-    if (eq != std::string::npos && eq > 0) {
-      if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{w.substr(0, eq), *path};
+    if (eq != std::string_view::npos && eq > 0) {
+      if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{std::string(w.substr(0, eq)), *path};
     } else if (w.size() > 1 && w.front() == '-' && i + 1 < facts.words.size()) {
-      if (auto path = local(w, facts.words[i + 1])) return SavePath{w, *path};
+      if (auto path = local(w, facts.words[i + 1])) return SavePath{std::string(w), *path};
     }
   }
   for (const auto& e : env) {
@@ -490,7 +491,7 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
-  const auto destination = [&](std::string_view name, const std::string& written) -> std::optional<std::string> {
+  const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty() || !storage_flags.contains(name)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;

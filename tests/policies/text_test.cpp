@@ -175,6 +175,19 @@ TEST(Text, WordScansFindTheFirstByteTheByteRuleFinds) {
   EXPECT_EQ(json_plain_end("abc", 3), 3u);
 }
 
+TEST(Text, RuneCountAgreesWithTheByteRuleAtEveryLength) {
+  // ASCII, two-, three- and four-byte runes, at every length across the word boundary.
+  const std::string runes = "a\xC3\xBC\xE6\x97\xA5\xF0\x9F\x9A\x80z\x80";
+  std::string text;
+  for (std::size_t n = 0; n < 40; ++n) {
+    text += runes[(n * 7) % runes.size()];
+    std::size_t expected = 0;
+    for (const char c : text) expected += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+    EXPECT_EQ(rune_count(text), expected) << n;
+  }
+  EXPECT_EQ(rune_count("\xE6\x97\xA5\xE6\x97\xA5\xE6\x97\xA5"), 3u);
+}
+
 TEST(Text, RuneCountCountsCodePointsNotBytes) {
   EXPECT_EQ(rune_count(""), 0u);
   EXPECT_EQ(rune_count("abc"), 3u);

@@ -95,7 +95,9 @@ std::optional<std::string> word_hint(const CommandFacts& facts, const std::vecto
                                      bool flags = true) {
   for (const auto& w : facts.words) {
     if (!flags && w.starts_with('-')) continue;
-    if (matches(patterns, w) || matches(patterns, basename_view(w))) return std::string(basename_view(w));
+    const std::string_view base = basename_view(w);
+    // A word without a '/' is its own basename: matched once, not twice.
+    if (matches(patterns, w) || (base.size() != w.size() && matches(patterns, base))) return std::string(base);
   }
   return std::nullopt;
 }
@@ -432,7 +434,8 @@ std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const
     const std::string_view program = std::string_view(entry).substr(0, eq);
     const auto run = std::find_if(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
       return !w.starts_with('-') &&
-             (wildcard_match_icase(program, w) || wildcard_match_icase(program, basename_view(w)));
+             (wildcard_match_icase(program, w) ||
+              (w.find('/') != std::string::npos && wildcard_match_icase(program, basename_view(w))));
     });
     if (run == facts.words.end()) continue;
     // A flag that names where to save says the program was told to (or is a fork that

@@ -47,26 +47,29 @@ struct PartResult {
 // request share the API server's 4096-rune budget with every other webhook.
 constexpr std::size_t kMaxWarningsPerCheck = 2;
 
+// finding_of: a check's gap as a finding (its text moved, not copied).
+Finding finding_of(const CheckDefinition& check, Gap& gap) {
+  return Finding{
+      std::string(check.id), gap.outcome, std::move(gap.message), std::move(gap.reason), check.cases, {}, false,
+      std::move(gap.remedy)};
+}
+
 // group: one Finding per distinct (outcome, message) among the parts, in part order, so
 // the same gap in several parts is one finding that lists them. Found by hash, not by a
 // scan of the findings so far: messages carry user text (mount paths), so a workload with
 // thousands of parts can have thousands of distinct ones.
 void group(const CheckDefinition& check, std::vector<PartResult>& results, std::vector<Finding>& out) {
+  if (results.size() == 1) {  // most reviews: one part, nothing to group or fold
+    out.push_back(finding_of(check, results.front().gap));
+    if (!results.front().pod->part.empty()) out.back().parts.push_back(results.front().pod->part);
+    return;
+  }
   const std::size_t first = out.size();
   std::unordered_map<std::string, std::size_t> index;  // outcome + message -> finding
   for (auto& result : results) {
     std::string key = static_cast<char>('0' + static_cast<int>(result.gap.outcome)) + result.gap.message;
     auto [it, added] = index.try_emplace(std::move(key), out.size());
-    if (added) {
-      out.push_back(Finding{std::string(check.id),
-                            result.gap.outcome,
-                            std::move(result.gap.message),
-                            std::move(result.gap.reason),
-                            check.cases,
-                            {},
-                            false,
-                            std::move(result.gap.remedy)});
-    }
+    if (added) out.push_back(finding_of(check, result.gap));
     if (!result.pod->part.empty()) out[it->second].parts.push_back(result.pod->part);
   }
   // Past the cap, fold the remaining gaps into one summary finding.
@@ -380,9 +383,11 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   }
   if (judged.empty()) return out;
 
+  findings.reserve(check_registry().size());  // about one finding per check
+  std::vector<PartResult> results;            // reused by each check
   for (const auto& check : check_registry()) {
     if (!policy.check_enabled(check.id) || skipped_for(row, check.id)) continue;
-    std::vector<PartResult> results;
+    results.clear();
     for (const auto& [pod, accelerator, workload_class, destination, saving_off, save_flag, save_at, non_writer] :
          judged) {
       if (!policy.check_applies(check.id, workload_class)) continue;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace kubegap {
 namespace {
@@ -208,13 +209,22 @@ WarningParts warning_parts(const Finding& finding) {
   WarningParts w;
   w.prefix = "kubegap/" + finding.check + ": ";
   w.suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
-  std::string body = finding.message;
-  if (!finding.parts.empty()) body = describe_parts(finding.parts) + ": " + body;
   // The prefix and suffix are check and case ids from our own tables; the body and the
   // remedy can carry what a user wrote (paths, names, taint keys), so they are sanitized.
-  w.body = sanitize_text(body);
+  w.body = finding.parts.empty() ? sanitize_text(finding.message)
+                                 : sanitize_text(describe_parts(finding.parts) + ": " + finding.message);
   if (!finding.remedy.empty()) w.fix = "; fix: " + sanitize_text(finding.remedy);
   return w;
+}
+
+// concat: the pieces in one string, allocated once (a chain of `+` reallocates as it grows).
+std::string concat(std::initializer_list<std::string_view> pieces) {
+  std::size_t size = 0;
+  for (const auto piece : pieces) size += piece.size();
+  std::string out;
+  out.reserve(size);
+  for (const auto piece : pieces) out += piece;
+  return out;
 }
 
 }  // namespace
@@ -222,12 +232,12 @@ WarningParts warning_parts(const Finding& finding) {
 void append_warnings(const Finding& finding, std::vector<std::string>& out) {
   const WarningParts w = warning_parts(finding);
   if (w.fits()) {
-    out.push_back(w.prefix + w.body + w.fix + w.suffix);
+    out.push_back(concat({w.prefix, w.body, w.fix, w.suffix}));
     return;
   }
   const std::size_t fixed = rune_count(w.prefix) + rune_count(w.suffix);
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
-  out.push_back(w.prefix + truncate_runes(w.body, room) + w.suffix);
+  out.push_back(concat({w.prefix, truncate_runes(w.body, room), w.suffix}));
   if (w.fix.empty()) return;
   // A fix reads on one line (kTargetWarningRunes): so the warnings of every check, two
   // statements and their fixes each, stay inside the API server's 4096-rune budget.
@@ -253,21 +263,32 @@ std::string format_annotation(const Finding& finding) {
   switch (finding.outcome) {
     case Outcome::kFinding:
       value = finding.reason;
-      if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
-      if (!finding.remedy.empty()) value += "; fix: " + finding.remedy;
-      value += "; cases: " + join(finding.cases, ", ");
       break;
     case Outcome::kExempt:
-      value = "exempt: " + finding.reason;
-      if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
+      value = concat({"exempt: ", finding.reason});
       break;
     case Outcome::kNotEvaluated:
-      value = "not evaluated: " + finding.reason;
+      value = concat({"not evaluated: ", finding.reason});
       break;
     case Outcome::kNote:
-      value = "note: " + finding.reason;
-      if (!finding.parts.empty()) value += " (in " + describe_parts(finding.parts) + ")";
+      value = concat({"note: ", finding.reason});
       break;
+  }
+  if (!finding.parts.empty() && finding.outcome != Outcome::kNotEvaluated) {
+    value += " (in ";
+    value += describe_parts(finding.parts);
+    value += ')';
+  }
+  if (finding.outcome == Outcome::kFinding) {
+    if (!finding.remedy.empty()) {
+      value += "; fix: ";
+      value += finding.remedy;
+    }
+    value += "; cases: ";
+    for (std::size_t i = 0; i < finding.cases.size(); ++i) {
+      if (i > 0) value += ", ";
+      value += finding.cases[i];
+    }
   }
   value = sanitize_text(value);
   if (value.size() > kMaxAnnotationValueBytes) value = truncate_bytes(value, kMaxAnnotationValueBytes);

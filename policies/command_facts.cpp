@@ -192,8 +192,15 @@ void add_script(CommandFacts& facts, std::string_view script, int depth) {
 
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args) {
   CommandFacts facts;
-  std::vector<std::string> argv = command;
-  argv.insert(argv.end(), args.begin(), args.end());
+  // command then args, copied only when both are given (this runs for every container
+  // of every review, and most give one or the other).
+  std::vector<std::string> joined;
+  if (!command.empty() && !args.empty()) {
+    joined.reserve(command.size() + args.size());
+    joined.insert(joined.end(), command.begin(), command.end());
+    joined.insert(joined.end(), args.begin(), args.end());
+  }
+  const std::vector<std::string>& argv = !joined.empty() ? joined : command.empty() ? args : command;
   facts.has_command = !argv.empty();
   if (argv.empty()) return facts;
   // `sh -c SCRIPT` (-xc, -ec, ...): the script is the command; a single argv string with

@@ -196,6 +196,16 @@ std::string truncate_bytes(std::string_view text, std::size_t max_bytes) {
 
 namespace {
 
+// concat: the pieces in one string, allocated once (a chain of `+` reallocates as it grows).
+std::string concat(std::initializer_list<std::string_view> pieces) {
+  std::size_t size = 0;
+  for (const auto piece : pieces) size += piece.size();
+  std::string out;
+  out.reserve(size);
+  for (const auto piece : pieces) out += piece;
+  return out;
+}
+
 // WarningParts: a finding's warning before it is cut to 256 runes.
 struct WarningParts {
   std::string prefix, body, fix, suffix;
@@ -207,24 +217,14 @@ struct WarningParts {
 
 WarningParts warning_parts(const Finding& finding) {
   WarningParts w;
-  w.prefix = "kubegap/" + finding.check + ": ";
-  w.suffix = finding.cases.empty() ? "" : " (case " + finding.cases.front() + ")";
+  w.prefix = concat({"kubegap/", finding.check, ": "});
+  if (!finding.cases.empty()) w.suffix = concat({" (case ", finding.cases.front(), ")"});
   // The prefix and suffix are check and case ids from our own tables; the body and the
   // remedy can carry what a user wrote (paths, names, taint keys), so they are sanitized.
   w.body = finding.parts.empty() ? sanitize_text(finding.message)
                                  : sanitize_text(describe_parts(finding.parts) + ": " + finding.message);
-  if (!finding.remedy.empty()) w.fix = "; fix: " + sanitize_text(finding.remedy);
+  if (!finding.remedy.empty()) w.fix = concat({"; fix: ", sanitize_text(finding.remedy)});
   return w;
-}
-
-// concat: the pieces in one string, allocated once (a chain of `+` reallocates as it grows).
-std::string concat(std::initializer_list<std::string_view> pieces) {
-  std::size_t size = 0;
-  for (const auto piece : pieces) size += piece.size();
-  std::string out;
-  out.reserve(size);
-  for (const auto piece : pieces) out += piece;
-  return out;
 }
 
 }  // namespace

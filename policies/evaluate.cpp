@@ -209,7 +209,10 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;
-    const std::vector<EnvVar> env = effective_env(c, ns, known);
+    // The container's own env as it is, unless ConfigMaps add to it (no copy per review).
+    std::vector<EnvVar> merged;
+    if (!c.env_from_config_maps.empty()) merged = effective_env(c, ns, known);
+    const std::vector<EnvVar>& env = c.env_from_config_maps.empty() ? c.env : merged;
     if (!facts.has_command || daemon) {
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())

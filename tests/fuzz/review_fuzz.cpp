@@ -67,11 +67,13 @@ void check_answer(const kubegap::ReviewResult& result) {
   }
 }
 
-// written: an object as compact JSON without its status (only the DOM decoder keeps it).
+// written: an object as compact JSON without its status (only the DOM decoder keeps it),
+// every one of them: JSON allows a member twice, and RemoveMember takes the first only.
 std::string written(const rapidjson::Value& value) {
   rapidjson::Document copy;
   copy.CopyFrom(value, copy.GetAllocator());
-  copy.RemoveMember("status");
+  while (copy.RemoveMember("status")) {
+  }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   copy.Accept(writer);

@@ -148,18 +148,22 @@ struct EvidenceFacts {
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
 // (when the snapshot knows them); explicit env wins, as in the kubelet. A ConfigMap the
-// snapshot does not hold stands as one unnamed var set from it.
-std::vector<EnvVar> effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known) {
-  std::vector<EnvVar> env = c.env;
+// snapshot does not hold stands as one unnamed var set from it. Without envFrom
+// ConfigMaps it is the container's own env, not a copy (this runs for every container of
+// every review); otherwise the merge is built in `merged`.
+const std::vector<EnvVar>& effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known,
+                                         std::vector<EnvVar>& merged) {
+  if (c.env_from_config_maps.empty()) return c.env;
+  merged = c.env;
   for (const auto& name : c.env_from_config_maps) {
     const StringMap* data = known == nullptr ? nullptr : known->config_map(ns, name);
     if (data == nullptr) {
-      env.push_back({"", "", "ConfigMap " + name});  // any var may come from it
+      merged.push_back({"", "", "ConfigMap " + name});  // any var may come from it
       continue;
     }
-    for (const auto& [key, value] : *data) env.push_back({key, value});
+    for (const auto& [key, value] : *data) merged.push_back({key, value});
   }
-  return env;
+  return merged;
 }
 
 void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
@@ -209,10 +213,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;
-    // The container's own env as it is, unless ConfigMaps add to it (no copy per review).
     std::vector<EnvVar> merged;
-    if (!c.env_from_config_maps.empty()) merged = effective_env(c, ns, known);
-    const std::vector<EnvVar>& env = c.env_from_config_maps.empty() ? c.env : merged;
+    const std::vector<EnvVar>& env = effective_env(c, ns, known, merged);
     if (!facts.has_command || daemon) {
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())

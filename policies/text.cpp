@@ -50,12 +50,19 @@ std::uint64_t bytes_equal(std::uint64_t x, unsigned char c) { return bytes_below
 
 bool is_control(std::uint32_t rune) { return rune < 0x20 || rune == 0x7F || (rune >= 0x80 && rune <= 0x9F); }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
+// append_joined: the items with `separator` between them (not before the first that adds
+// text), appended to `out`.
+void append_joined(std::string& out, const std::vector<std::string>& items, std::string_view separator) {
+  const std::size_t start = out.size();
   for (const auto& item : items) {
-    if (!out.empty()) out += separator;
+    if (out.size() > start) out += separator;
     out += item;
   }
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  append_joined(out, items, separator);
   return out;
 }
 
@@ -88,9 +95,7 @@ std::size_t invalid_utf8_at(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     if (i + 8 <= text.size()) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, text.data() + i, 8);
-      if ((word & 0x8080808080808080ULL) == 0) {
+      if ((load8(text.data() + i) & kHighs) == 0) {
         i += 8;
         continue;
       }
@@ -259,38 +264,39 @@ std::optional<std::string> format_fix_warning(const Finding& finding) {
 }
 
 std::string format_annotation(const Finding& finding) {
+  // Built by appending (one buffer, no temporaries): this runs for every finding.
   std::string value;
+  const auto append_parts = [&] {
+    if (finding.parts.empty()) return;
+    value += " (in ";
+    value += describe_parts(finding.parts);
+    value += ')';
+  };
   switch (finding.outcome) {
     case Outcome::kFinding:
       value = finding.reason;
+      append_parts();
+      if (!finding.remedy.empty()) {
+        value += "; fix: ";
+        value += finding.remedy;
+      }
+      value += "; cases: ";
+      append_joined(value, finding.cases, ", ");
       break;
     case Outcome::kExempt:
       value = concat({"exempt: ", finding.reason});
+      append_parts();
       break;
     case Outcome::kNotEvaluated:
       value = concat({"not evaluated: ", finding.reason});
       break;
     case Outcome::kNote:
       value = concat({"note: ", finding.reason});
+      append_parts();
       break;
   }
-  if (!finding.parts.empty() && finding.outcome != Outcome::kNotEvaluated) {
-    value += " (in ";
-    value += describe_parts(finding.parts);
-    value += ')';
-  }
-  if (finding.outcome == Outcome::kFinding) {
-    if (!finding.remedy.empty()) {
-      value += "; fix: ";
-      value += finding.remedy;
-    }
-    value += "; cases: ";
-    for (std::size_t i = 0; i < finding.cases.size(); ++i) {
-      if (i > 0) value += ", ";
-      value += finding.cases[i];
-    }
-  }
-  value = sanitize_text(value);
+  // Sanitized in place: nearly always there is nothing to replace, and then nothing is copied.
+  if (printable_ascii_end(value) != value.size()) value = sanitize_text(value);
   if (value.size() > kMaxAnnotationValueBytes) value = truncate_bytes(value, kMaxAnnotationValueBytes);
   return value;
 }

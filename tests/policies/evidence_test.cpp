@@ -361,6 +361,9 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   EXPECT_EQ(off({"python", "train.py", "trainer.enable_checkpointing=False"}), "trainer.enable_checkpointing=False");
   EXPECT_EQ(off({"python", "train.py", "+trainer.enable_checkpointing=false"}), "+trainer.enable_checkpointing=false");
   EXPECT_EQ(off({"fairseq-train", "data", "--no-save"}), "--no-save");
+  // Case and dashes are folded to the last byte (the quick reject compares that byte).
+  EXPECT_EQ(off({"python", "train.py", "--Save-StrategY", "no"}), "--Save-StrategY no");
+  EXPECT_EQ(off({"python", "train.py", "TRAINER.ENABLE_CHECKPOINTING=false"}), "TRAINER.ENABLE_CHECKPOINTING=false");
   EXPECT_EQ(off({"python", "train.py"}, {{"ENABLE_CHECKPOINTING", "false"}}), "ENABLE_CHECKPOINTING=false");
   EXPECT_FALSE(off({"python", "train.py", "--save_strategy", "steps"}));
   EXPECT_FALSE(off({"python", "train.py", "trainer.enable_checkpointing=true"}));

@@ -2,6 +2,7 @@
 
 #include <rapidjson/reader.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -131,6 +132,36 @@ char* put_utf8(char* out, unsigned cp) {
   return out;
 }
 
+// unicode_escape: the \\uXXXX escape at `p` (its backslash), with the low surrogate that
+// must follow a high one, as RapidJSON reads it (a lone low surrogate passes, as there);
+// the code point in `cp`. Returns what follows, or nullptr when it is not one.
+const char* unicode_escape(const char* p, unsigned& cp) {
+  if (!hex4(p + 2, cp)) return nullptr;
+  p += 6;
+  if (cp >= 0xd800 && cp <= 0xdbff) {  // a high surrogate needs its low one next
+    unsigned low = 0;
+    if (p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, low) || low < 0xdc00 || low > 0xdfff) return nullptr;
+    p += 6;
+    cp = ((cp - 0xd800) << 10 | (low - 0xdc00)) + 0x10000;
+  }
+  return p;
+}
+
+// kEscaped: what the one-letter escape \\c stands for, by c; 0 where c makes no escape
+// (\\u is read by unicode_escape).
+constexpr auto kEscaped = [] {
+  std::array<char, 256> table{};
+  table['"'] = '"';
+  table['\\'] = '\\';
+  table['/'] = '/';
+  table['b'] = '\b';
+  table['f'] = '\f';
+  table['n'] = '\n';
+  table['r'] = '\r';
+  table['t'] = '\t';
+  return table;
+}();
+
 // TokenNumber: RapidJSON's reader on one number token that is not a plain integer of at
 // most 18 digits (a fraction, an exponent, a long integer): its conversion and its
 // "number too big" are then exactly the reader's. The value goes on to `document`.
@@ -191,7 +222,8 @@ class Scanner {
     return false;
   }
 
-  // step: the next member or element of the innermost open container, or its end.
+  // step: the next member or element of the innermost open container, or its end. Only
+  // kept containers are frames here: a skipped one is read whole by skip().
   bool step() {
     Frame& f = frames_.back();
     space();
@@ -206,21 +238,14 @@ class Scanner {
       return *p_ == close && end();
     }
     if (f.array) {
-      const Place child = f.place == Place::kSkipped ? Place::kSkipped : Place::kOther;
-      if (child != Place::kSkipped) ++counts_.back();
-      return value(child);  // `f` may be gone after this: value() can open a container
+      ++counts_.back();
+      return value(Place::kOther);  // `f` may be gone after this: value() can open a container
     }
-    if (*p_ != '"') return false;
-    Place child = Place::kSkipped;
-    if (f.place == Place::kSkipped) {
-      if (!string<false>()) return false;
-    } else {
-      if (!string<true>()) return false;
-      child = member_place(f.place, {string_, string_length_});
-      if (child != Place::kSkipped) {
-        ++counts_.back();
-        if (!document_.Key(string_, string_length_, false) || !kept()) return false;
-      }
+    if (*p_ != '"' || !string()) return false;
+    const Place child = member_place(f.place, {string_, string_length_});
+    if (child != Place::kSkipped) {
+      ++counts_.back();
+      if (!document_.Key(string_, string_length_, false) || !kept()) return false;
     }
     space();
     if (*p_ != ':') return false;
@@ -233,10 +258,61 @@ class Scanner {
     ++p_;
     const Frame f = frames_.back();
     frames_.pop_back();
-    if (f.place == Place::kSkipped) return true;
     const SizeType count = counts_.back();
     counts_.pop_back();
     return f.array ? document_.EndArray(count) : document_.EndObject(count);
+  }
+
+  // skip: the rest of a container whose opening bracket was just read, nothing of it kept,
+  // validated as the reader would. One loop for all of it, however deep: what the
+  // envelope and the checks never read (managedFields, userInfo, options) is most of the
+  // tokens of an applied review. Its nesting goes on frames_, so the budget counts it.
+  bool skip(bool array) {
+    const std::size_t bottom = frames_.size();
+    bool opened = true;  // nothing read yet in the innermost container
+    frames_.push_back({Place::kSkipped, array});
+    if (frames_.size() >= next_depth_ && !ask()) return false;
+    for (;;) {
+      space();
+      if (*p_ == (frames_.back().array ? ']' : '}')) {
+        ++p_;
+        frames_.pop_back();
+        if (frames_.size() == bottom) return true;
+        opened = false;
+        continue;
+      }
+      if (!opened) {
+        if (*p_ != ',') return false;
+        ++p_;
+        space();
+      }
+      if (!frames_.back().array) {  // a member: its name and colon first
+        if (*p_ != '"' || !skip_string()) return false;
+        space();
+        if (*p_ != ':') return false;
+        ++p_;
+        space();
+      }
+      if (*p_ == '{' || *p_ == '[') {
+        frames_.push_back({Place::kSkipped, *p_ == '['});
+        ++p_;
+        if (frames_.size() >= next_depth_ && !ask()) return false;
+        opened = true;
+        continue;
+      }
+      if (!value(Place::kSkipped)) return false;  // a scalar: containers are read above
+      opened = false;
+    }
+  }
+
+  template <std::size_t N>
+  bool literal(const char (&word)[N]) {
+    // Compared byte by byte from the start: a shorter text ends in its NUL first.
+    for (std::size_t i = 0; i + 1 < N; ++i) {
+      if (p_[i] != word[i]) return false;
+    }
+    p_ += N - 1;
+    return true;
   }
 
   bool value(Place place) {
@@ -244,22 +320,17 @@ class Scanner {
     switch (*p_) {
       case '{':
       case '[':
+        if (!keep) return skip(*p_++ == '[');
         return open(place, *p_ == '[');
       case '"':
-        if (!keep) return string<false>();
-        return string<true>() && document_.String(string_, string_length_, false) && kept();
+        if (!keep) return skip_string();
+        return string() && document_.String(string_, string_length_, false) && kept();
       case 'n':
-        if (p_[1] != 'u' || p_[2] != 'l' || p_[3] != 'l') return false;
-        p_ += 4;
-        return !keep || (document_.Null() && kept());
+        return literal("null") && (!keep || (document_.Null() && kept()));
       case 't':
-        if (p_[1] != 'r' || p_[2] != 'u' || p_[3] != 'e') return false;
-        p_ += 4;
-        return !keep || (document_.Bool(true) && kept());
+        return literal("true") && (!keep || (document_.Bool(true) && kept()));
       case 'f':
-        if (p_[1] != 'a' || p_[2] != 'l' || p_[3] != 's' || p_[4] != 'e') return false;
-        p_ += 5;
-        return !keep || (document_.Bool(false) && kept());
+        return literal("false") && (!keep || (document_.Bool(false) && kept()));
       default:
         return number(keep);
     }
@@ -269,95 +340,76 @@ class Scanner {
   // (the decoder's type check reads the same) and its content skipped.
   bool open(Place place, bool array) {
     ++p_;
-    if (place != Place::kSkipped) {
-      const bool wanted = array ? is_generic(place) : place != Place::kScalar;
-      if (!(array ? document_.StartArray() : document_.StartObject()) || !kept()) return false;
-      if (!wanted) {
-        if (!(array ? document_.EndArray(0) : document_.EndObject(0))) return false;
-        place = Place::kSkipped;
-      }
-    }
+    const bool wanted = array ? is_generic(place) : place != Place::kScalar;
+    if (!(array ? document_.StartArray() : document_.StartObject()) || !kept()) return false;
+    if (!wanted) return (array ? document_.EndArray(0) : document_.EndObject(0)) && skip(array);
     frames_.push_back({place, array});
-    if (place != Place::kSkipped) counts_.push_back(0);
+    counts_.push_back(0);
     return frames_.size() < next_depth_ || ask();
   }
 
-  // string: the string at p_ (its opening quote). Unescape: its text unescaped in place
-  // and NUL-terminated, in string_ / string_length_; otherwise only validated.
-  template <bool Unescape>
+  // string: the string at p_ (its opening quote), unescaped in place and NUL-terminated,
+  // in string_ / string_length_.
   bool string() {
     char* const start = ++p_;
     char* out = start;
     for (;;) {
       char* const run = p_;
       p_ = const_cast<char*>(find_special(p_));
-      if (Unescape && out != run) std::memmove(out, run, static_cast<std::size_t>(p_ - run));
+      if (out != run) std::memmove(out, run, static_cast<std::size_t>(p_ - run));
       out += p_ - run;
       if (*p_ == '"') {
         ++p_;
-        if (Unescape) {
-          *out = '\0';
-          string_ = start;
-          string_length_ = static_cast<SizeType>(out - start);
-        }
+        *out = '\0';
+        string_ = start;
+        string_length_ = static_cast<SizeType>(out - start);
         return true;
       }
       if (static_cast<unsigned char>(*p_) >= 0x80) {  // UTF-8 is valid in strings only
         const auto length = utf8_sequence_length({p_, static_cast<std::size_t>(end_ - p_)}, 0);
         if (length == 0) return false;
-        if (Unescape && out != p_) std::memmove(out, p_, length);
+        if (out != p_) std::memmove(out, p_, length);
         out += length;
         p_ += length;
         continue;
       }
       if (*p_ != '\\') return false;  // a control character, a NUL, or the end of the text
-      const char e = p_[1];
-      char plain = 0;
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          plain = e;
-          break;
-        case 'b':
-          plain = '\b';
-          break;
-        case 'f':
-          plain = '\f';
-          break;
-        case 'n':
-          plain = '\n';
-          break;
-        case 'r':
-          plain = '\r';
-          break;
-        case 't':
-          plain = '\t';
-          break;
-        case 'u': {
-          unsigned cp = 0;
-          if (!hex4(p_ + 2, cp)) return false;
-          p_ += 6;
-          if (cp >= 0xd800 && cp <= 0xdbff) {  // a high surrogate needs its low one next
-            unsigned low = 0;
-            if (p_[0] != '\\' || p_[1] != 'u' || !hex4(p_ + 2, low) || low < 0xdc00 || low > 0xdfff) return false;
-            p_ += 6;
-            cp = ((cp - 0xd800) << 10 | (low - 0xdc00)) + 0x10000;
-          }
-          if (Unescape) {
-            out = put_utf8(out, cp);
-          } else {
-            out += 1;  // `out` only keeps pace; nothing is written
-          }
-          continue;
-        }
-        default:
-          return false;
+      if (p_[1] == 'u') {
+        unsigned cp = 0;
+        const char* const next = unicode_escape(p_, cp);
+        if (next == nullptr) return false;
+        p_ = const_cast<char*>(next);
+        out = put_utf8(out, cp);
+        continue;
       }
+      const char plain = kEscaped[static_cast<unsigned char>(p_[1])];
+      if (plain == 0) return false;
       p_ += 2;
-      if (Unescape) *out = plain;
-      ++out;
+      *out++ = plain;
     }
+  }
+
+  // skip_string: the string at p_ (its opening quote), validated, nothing written.
+  bool skip_string() {
+    const char* p = p_ + 1;
+    for (;;) {
+      p = find_special(p);
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"') break;
+      if (c == '\\') {
+        unsigned cp = 0;
+        p = p[1] == 'u' ? unicode_escape(p, cp) : kEscaped[static_cast<unsigned char>(p[1])] != 0 ? p + 2 : nullptr;
+        if (p == nullptr) return false;
+      } else if (c >= 0x80) {  // UTF-8 is valid in strings only
+        const auto length = utf8_sequence_length({p, static_cast<std::size_t>(end_ - p)}, 0);
+        if (length == 0) return false;
+        p += length;
+      } else {
+        return false;  // a control character, a NUL, or the end of the text
+      }
+    }
+    p_ = const_cast<char*>(p) + 1;
+    return true;
   }
 
   static bool digit(char c) { return c >= '0' && c <= '9'; }

@@ -25,7 +25,8 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 }
 
 bool is_durable(const Volume& volume, const Policy& policy) {
-  if (volume.source == "csi") return contains(policy.durable_csi_drivers, volume.csi_driver);
+  if (volume.source == "csi" || volume.source == "flexVolume")
+    return contains(policy.durable_csi_drivers, volume.driver);
   return std::find(kDurableVolumeSources.begin(), kDurableVolumeSources.end(), volume.source) !=
          kDurableVolumeSources.end();
 }
@@ -50,7 +51,7 @@ std::string describe_source(const Volume* volume) {
   if (volume == nullptr) return "an undeclared volume";
   if (volume->source.empty()) return "volume \"" + volume->name + "\"";
   if (volume->source == "csi") {
-    return "CSI volume \"" + volume->name + "\" (driver " + volume->csi_driver + ")";
+    return "CSI volume \"" + volume->name + "\" (driver " + volume->driver + ")";
   }
   return volume->source + " \"" + volume->name + "\"";
 }

@@ -97,9 +97,54 @@ std::size_t unwrapped_start(const std::vector<std::string>& words, std::size_t a
   return i;
 }
 
+// heredoc_delimiter: the word that ends the here-document a line opens (`<<EOF`,
+// `<<-'EOF'`, `<< "EOF"`), or empty when it opens none (`<<<` is a here-string).
+std::string_view heredoc_delimiter(std::string_view line) {
+  for (auto at = line.find("<<"); at != std::string_view::npos; at = line.find("<<", at + 2)) {
+    std::string_view rest = line.substr(at + 2);
+    if (rest.starts_with('<')) {
+      at += 1;
+      continue;
+    }
+    if (rest.starts_with('-')) rest.remove_prefix(1);
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) rest.remove_prefix(1);
+    std::size_t end = 0;
+    while (end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) ++end;
+    if (end > 0) return rest.substr(0, end);
+  }
+  return {};
+}
+
+// without_heredocs: the script without the bodies of its here-documents: they are data
+// for a program (python code, a config file), not commands.
+std::string without_heredocs(std::string_view script) {
+  std::string out;
+  std::string_view delimiter;
+  while (!script.empty()) {
+    const auto newline = script.find('\n');
+    const std::string_view line = script.substr(0, newline);
+    script = newline == std::string_view::npos ? std::string_view() : script.substr(newline + 1);
+    if (!delimiter.empty()) {
+      std::string_view trimmed = line;
+      while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t')) trimmed.remove_prefix(1);
+      while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) trimmed.remove_suffix(1);
+      if (trimmed == delimiter) delimiter = {};
+      continue;
+    }
+    out.append(line).append(1, '\n');
+    delimiter = heredoc_delimiter(line);
+  }
+  return out;
+}
+
 // split_script: simple commands of a shell script, each a list of words (quotes and
 // $(...) are not interpreted: a word keeps them, which is enough to read names).
-std::vector<std::vector<std::string>> split_script(std::string_view script) {
+// Here-document bodies are left out.
+std::vector<std::vector<std::string>> split_script(std::string_view text) {
+  std::string stripped;  // built only for a script with a here-document
+  std::string_view script = text;
+  if (text.find("<<") != std::string_view::npos) script = stripped = without_heredocs(text);
   std::vector<std::vector<std::string>> commands(1);
   std::string word;
   const auto end_word = [&] {
@@ -227,9 +272,15 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
   } else {
     add_command(facts, argv);  // a wrapper's `sh -c SCRIPT` keeps its script whole
   }
-  // `python -c CODE` or `python3 -c CODE`: an inline snippet.
-  for (std::size_t i = 0; i + 1 < facts.words.size(); ++i) {
-    if (basename(facts.words[i]).starts_with("python") && facts.words[i + 1] == "-c") facts.inline_code = true;
+  // `python -c CODE`, or python reading a here-document (`python - <<EOF`, `python <<EOF`):
+  // an inline snippet, not a program file.
+  for (std::size_t i = 0; i + 1 < facts.words.size() && facts.inline_code.empty(); ++i) {
+    if (!basename(facts.words[i]).starts_with("python")) continue;
+    const std::string_view next = facts.words[i + 1];
+    const bool heredoc = next.starts_with("<<") || (next == "-" && i + 2 < facts.words.size() &&
+                                                    std::string_view(facts.words[i + 2]).starts_with("<<"));
+    if (next == "-c") facts.inline_code = "-c";
+    if (heredoc) facts.inline_code = "heredoc";
   }
   return facts;
 }

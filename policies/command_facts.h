@@ -20,7 +20,9 @@ struct CommandFacts {
   std::vector<std::string> programs;     // basename of the first word of each simple command
   std::vector<std::string> subcommands;  // the word after each program ("start" of `ray start`), or ""
   std::vector<std::string> words;        // every word, in order
-  bool inline_code = false;              // `python -c CODE`: a one-liner, not a program file
+  // How python runs code written in the manifest instead of a program file: "-c"
+  // (`python -c CODE`) or "heredoc" (`python - <<EOF`, `python <<EOF`); empty otherwise.
+  std::string_view inline_code = {};
 };
 
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);

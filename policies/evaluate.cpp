@@ -167,8 +167,8 @@ const std::vector<EnvVar>& effective_env(const Container& c, const std::string& 
 }
 
 void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
-                 const std::string& image, std::string_view entrypoint_image, const Policy& policy,
-                 bool& all_diagnostic) {
+                 const std::string& image, std::string_view entrypoint_image, std::string_view working_dir,
+                 const Policy& policy, bool& all_diagnostic) {
   if (out.destination.empty()) {
     if (auto where = checkpoint_destination(facts, env, policy)) out.destination = *where;
   }
@@ -176,7 +176,7 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
     if (auto off = checkpointing_off(facts, env, policy)) out.checkpointing_off = *off;
   }
   if (out.save_path.empty()) {
-    if (auto saved = save_path(facts, env, policy)) {
+    if (auto saved = save_path(facts, env, policy, working_dir)) {
       out.save_flag = std::move(saved->flag);
       out.save_path = std::move(saved->path);
     }
@@ -230,7 +230,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     }
     any_voice = true;
     out.runs_command = true;
-    add_command(out, facts, env, c.image, entrypoint_image_of(c), policy, all_diagnostic);
+    add_command(out, facts, env, c.image, entrypoint_image_of(c), c.working_dir, policy, all_diagnostic);
   }
   // A native sidecar (an init container that keeps running) can be the server.
   for (const auto& c : pod.init_containers) {
@@ -274,7 +274,7 @@ EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* kn
   }
   for (const auto& entrypoint : object.entrypoints) {
     bool all_diagnostic = true;
-    add_command(out, command_facts({"sh", "-c", entrypoint}, {}), {}, "", {}, policy, all_diagnostic);
+    add_command(out, command_facts({"sh", "-c", entrypoint}, {}), {}, "", {}, {}, policy, all_diagnostic);
     if (!all_diagnostic) out.diagnostic.clear();
   }
   if (!out.training.empty()) out.diagnostic.clear();

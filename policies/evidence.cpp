@@ -151,7 +151,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
                                              const Policy& policy, std::string_view entrypoint_image) {
   // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test)
   // launches no training program: the launcher alone is no evidence then.
-  if (!facts.inline_code) {
+  if (facts.inline_code.empty()) {
     if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
   }
   const NameSet flags(policy.training_hints.flags);
@@ -227,7 +227,7 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
   }
   if (trains ? *trains : training_evidence(facts, env, policy).has_value()) return std::nullopt;
   if (auto hint = word_hint(facts, policy.diagnostic_hints, false)) return "diagnostic " + *hint;
-  if (facts.inline_code) return "inline python -c snippet";
+  if (!facts.inline_code.empty()) return "inline python " + std::string(facts.inline_code) + " snippet";
   if (!facts.programs.empty() && std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
         return matches(policy.placeholder_commands, p);
       })) {
@@ -468,16 +468,54 @@ std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const s
   return std::nullopt;
 }
 
-std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy) {
+std::string resolve_path(std::string_view base, std::string_view path) {
+  std::string out;
+  if (path.starts_with('/')) {
+    base = {};
+  } else if (!base.starts_with('/')) {
+    return out;
+  }
+  std::vector<std::string_view> parts;
+  for (std::string_view rest : {base, path}) {
+    while (!rest.empty()) {
+      const auto slash = rest.find('/');
+      const std::string_view part = rest.substr(0, slash);
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+      if (part.empty() || part == ".") continue;
+      if (part == "..") {
+        if (!parts.empty()) parts.pop_back();
+        continue;
+      }
+      parts.push_back(part);
+    }
+  }
+  for (const auto part : parts) (out += '/') += part;
+  return out.empty() ? "/" : out;
+}
+
+std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
+                                  std::string_view working_dir) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
+  std::string cwd(working_dir);  // the directory relative paths start from, where known
   const auto local = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty() || !storage_flags.contains(name) || icontains(flag_name(name), "bucket")) return std::nullopt;
-    std::string value = expand_env_reference(written, env);
-    if (value.size() < 2 || value.front() != '/') return std::nullopt;
-    return value;
+    const std::string value = expand_env_reference(written, env);
+    if (value.size() < 2 && value != ".") return std::nullopt;
+    if (value.front() == '/') return value;
+    // Relative: only a plain path (not a URL, an unexpanded reference or a home dir).
+    if (cwd.empty() || value.find("://") != std::string::npos || value.front() == '$' || value.front() == '~') {
+      return std::nullopt;
+    }
+    return resolve_path(cwd, value);
   };
   for (std::size_t i = 0; i < facts.words.size(); ++i) {
     const std::string_view w = facts.words[i];
+    if (w == "cd" && i + 1 < facts.words.size()) {  // the shell's directory for what follows
+      const std::string dir = expand_env_reference(facts.words[i + 1], env);
+      const bool known = !dir.empty() && dir.front() != '$' && dir.front() != '~' && dir.front() != '-';
+      cwd = known ? resolve_path(cwd, dir) : std::string();
+      continue;
+    }
     const auto eq = w.find('=');
     if (eq != std::string_view::npos && eq > 0) {
       if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{std::string(w.substr(0, eq)), *path};

@@ -100,8 +100,15 @@ struct SavePath {
 };
 
 // save_path: the first checkpointStorageFlags flag (or env var) whose value, env references
-// expanded, is an absolute local path; nothing when none is.
-std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy);
+// expanded, is a local path: an absolute one, or a relative one (`./checkpoints`) when the
+// directory it is relative to is known: the last `cd DIR` of the script before the flag,
+// else the container's workingDir. Nothing when none is.
+std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
+                                  std::string_view working_dir = {});
+
+// resolve_path: `path` relative to the directory `base` ("/app" and "./ckpt/../out" give
+// "/app/out"); an absolute `path` as it is. Empty when neither is absolute.
+std::string resolve_path(std::string_view base, std::string_view path);
 
 // checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
 // or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt"; or,

@@ -45,6 +45,7 @@ struct Container {
   std::string image = {};
   std::vector<std::string> command = {};
   std::vector<std::string> args = {};
+  std::string working_dir = {};  // workingDir: where relative paths in its command start
   std::vector<EnvVar> env = {};
   // envFrom ConfigMaps (names): their data are env vars, when the input holds them.
   std::vector<std::string> env_from_config_maps = {};
@@ -55,7 +56,7 @@ struct Volume {
   // The member of the Volume that names its source: "persistentVolumeClaim", "emptyDir",
   // "csi", "nfs", ... Empty when the volume has no source we recognise.
   std::string source;
-  std::string csi_driver;  // for source == "csi"
+  std::string driver;  // for source == "csi" or "flexVolume"
   // A persistentVolumeClaim source with readOnly: true: every mount of it is read-only.
   bool read_only = false;
 };
@@ -130,6 +131,8 @@ struct PodSpecView {
   // the part is judged by that kind's row; empty for the object's own parts.
   std::string wrapped_group = {};
   std::string wrapped_kind = {};
+  // Judged on its evidence without an accelerator (PodTemplateLocation::without_accelerator).
+  bool without_accelerator = false;
   StringMap labels;
   StringMap annotations;
   std::vector<Container> containers;

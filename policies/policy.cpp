@@ -130,9 +130,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
   };
   // wrapper: a kind that holds whole objects of other kinds at `path`, each judged by its
   // own row (Katib trials, AppWrapper components, KubeDL Cron workloads).
-  const auto wrapper = [&](std::string group, std::string kind, std::string path, std::string part) {
+  const auto wrapper = [&](std::string group, std::string kind, std::string path, std::string part,
+                           bool without_accelerator = false) {
     WorkloadKind row{std::move(group), std::move(kind), kAuto, create_update, {}};
-    row.wraps = {{std::move(path), std::move(part), {}}};
+    row.wraps = {{std::move(path), std::move(part), {}, without_accelerator}};
     return row;
   };
   // entrypoint: where a KubeRay job keeps the command it runs (evidence for every part).
@@ -214,7 +215,7 @@ std::vector<WorkloadKind> default_workload_kinds() {
           "launcher")),
       // Katib (kubeflow/katib apis/controller/experiments/v1beta1): the trial template is
       // a whole Job, PyTorchJob, MPIJob, ... with ${trialParameters.x} placeholders.
-      wrapper("kubeflow.org", "Experiment", "spec.trialTemplate.trialSpec", "trial"),
+      wrapper("kubeflow.org", "Experiment", "spec.trialTemplate.trialSpec", "trial", true),
       // AppWrapper (project-codeflare/appwrapper api/v1beta2): components hold objects.
       wrapper("workload.codeflare.dev", "AppWrapper", "spec.components[].template", "component {}"),
       // KubeDL Cron (kubedl-io/kubedl apis/apps/v1alpha1, CronTemplateSpec): a training job
@@ -355,7 +356,7 @@ void set_default_hints(Policy& p) {  // data table
                             "exit",   "hostname", "date",   ":",      "ls",     "df",          "du",          "cat",
                             "env",    "printenv", "nproc",  "free",   "uname",  "whoami",      "id",          "pwd",
                             "lscpu",  "lspci",    "lsblk",  "ulimit", "ibstat", "ibv_devinfo", "ibv_devices", "cd",
-                            "export", "set",      "source", "mkdir"};
+                            "export", "set",      "source", "mkdir",  "grep",   "head",        "wc",          "pip"};
   // Cluster nodes that wait for work: MPI workers (sshd), Ray nodes, Dask's scheduler and workers.
   p.cluster_daemons = {"sshd", "ray start", "dask-scheduler", "dask-worker", "dask scheduler", "dask worker"};
   // Inference servers, each from its project's docs (default-policy.yaml cites them).
@@ -408,8 +409,13 @@ void set_default_hints(Policy& p) {  // data table
                        "dataset=fake*",
                        "data_impl=mock",
                        "mock_data"};
-  p.saves_only_with = {"mnist.py=save_model",   "*/mnist/main.py=save_model", "pretrain_gpt.py=save",
-                       "pretrain_bert.py=save", "pretrain_t5.py=save",        "pretrain_mamba.py=save"};
+  p.saves_only_with = {"*/pytorch-mnist/mnist.py=save_model",
+                       "*/mnist/src/mnist.py=save_model",
+                       "*/mnist/main.py=save_model",
+                       "pretrain_gpt.py=save",
+                       "pretrain_bert.py=save",
+                       "pretrain_t5.py=save",
+                       "pretrain_mamba.py=save"};
   p.short_run_flags = {"max_steps",       "max_iters",   "train_iters",     "train_steps",
                        "num_train_steps", "total_steps", "num_iters",       "total_training_steps",
                        "num_batches",     "steps",       "max_duration=#ba"};
@@ -446,7 +452,10 @@ void set_default_hints(Policy& p) {  // data table
                                 "workdir",
                                 "exp_dir",
                                 "default_root_dir",
-                                "model_path"};
+                                "model_path",
+                                "checkpoints_dir",
+                                "save_folder",
+                                "work_dir"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }
@@ -467,8 +476,8 @@ const Policy& default_policy() {
     p.accelerator_annotations = {"gpu-fraction", "gpu-memory"};
     p.framework_labels = {"training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "volcano.sh/job-name",
                           "trainer.kubeflow.org/trainjob-ancestor-step"};
-    p.durable_csi_drivers = {"gcsfuse.csi.storage.gke.io", "s3.csi.aws.com",     "efs.csi.aws.com",
-                             "file.csi.azure.com",         "blob.csi.azure.com", "nfs.csi.k8s.io"};
+    p.durable_csi_drivers = {"gcsfuse.csi.storage.gke.io", "s3.csi.aws.com", "efs.csi.aws.com", "file.csi.azure.com",
+                             "blob.csi.azure.com",         "nfs.csi.k8s.io", "fstab/cifs",      "juliohm/cifs"};
     p.gpu_fault_taints = {"nvidia.com/gpu-xid-error", "nvidia.com/gpu-nvlink-error", "nvidia.com/gpu-error",
                           "nvidia.com/syslog-xid-error"};
     p.health_toleration_seconds_bound = 300;

@@ -44,6 +44,10 @@ struct PodTemplateLocation {
   std::string part;
   // Labels the controller adds to the pods of this part (besides the kind's own).
   std::vector<std::pair<std::string, std::string>> pod_labels;
+  // For `wraps` only: the wrapped object's parts are judged on the evidence of their
+  // commands even without an accelerator, where their own kind needs one (a Katib trial:
+  // hyperparameter searches often train on CPU, and a trial usually trains).
+  bool without_accelerator = false;
 
   bool operator==(const PodTemplateLocation&) const = default;
 };

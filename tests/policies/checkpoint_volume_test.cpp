@@ -88,6 +88,13 @@ const std::vector<CheckRow> kRows = {
      {"checkpoints at /checkpoints", "container trainer", "CSI volume \"scratch\" (driver hostpath.csi.k8s.io)",
       kPathCost}},
     {"CsiVolumeWithEmptyDriverFires", with_volume(gpu_pod(), csi("odd", ""), "/data"), Expect::kFires, {kGeneric}},
+    // A FlexVolume driver is judged by the same list (fstab/cifs mounts a CIFS share).
+    {"DurableFlexVolumeDriverPasses", with_volume(gpu_pod(), volume("nas", "flexVolume", "fstab/cifs"), "/nas-data"),
+     Expect::kPasses},
+    {"OtherFlexVolumeDriverFires",
+     with_volume(gpu_pod(), volume("lvm", "flexVolume", "kubernetes.io/lvm"), "/data"),
+     Expect::kFires,
+     {kGeneric}},
     {"EmptyDirAtCheckpointPathNamesPath",
      with_volume(gpu_pod(), empty_dir("scratch"), "/workspace/checkpoints"),
      Expect::kFires,

@@ -145,6 +145,40 @@ TEST_P(Classification, Rule) {
 INSTANTIATE_TEST_SUITE_P(Evaluate, Classification, ::testing::ValuesIn(kClassRows),
                          [](const auto& param_info) { return param_info.param.name; });
 
+// A part of a wrapped object whose wrapper lets it speak without an accelerator (a Katib
+// trial on CPU) is judged on its command's evidence; with no sign of training, or without
+// the wrapper's say, a CPU Job is not judged.
+TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
+  const auto trial = [](std::vector<std::string> command, bool without_accelerator) {
+    PodSpecView pod = cpu_pod();
+    pod.containers.front().command = std::move(command);
+    pod.part = "trial";
+    pod.wrapped_group = "batch";
+    pod.wrapped_kind = "Job";
+    pod.without_accelerator = without_accelerator;
+    WorkloadView object;
+    object.api_group = "kubeflow.org";
+    object.kind = "Experiment";
+    object.namespace_name = "ml";
+    object.name = "hpo";
+    object.pods = {pod};
+    return evaluate_object_view(object, nullptr, default_policy());
+  };
+  const auto trains = trial({"python", "train.py", "--lr", "0.01"}, true);
+  ASSERT_EQ(trains.parts.size(), 1u);
+  EXPECT_TRUE(trains.parts[0].evaluated) << trains.parts[0].why;
+  EXPECT_EQ(trains.parts[0].workload_class, WorkloadClass::kTraining) << trains.parts[0].why;
+  EXPECT_NE(find_finding(trains.findings, kCheckpointVolume), nullptr);
+
+  const auto evaluates = trial({"python", "eval_threshold.py", "--threshold", "0.4"}, true);
+  EXPECT_NE(evaluates.parts[0].workload_class, WorkloadClass::kTraining) << evaluates.parts[0].why;
+  const Finding* none = find_finding(evaluates.findings, kCheckpointVolume);
+  EXPECT_TRUE(none == nullptr || none->outcome != Outcome::kFinding);
+
+  const auto unwrapped = trial({"python", "train.py", "--lr", "0.01"}, false);
+  EXPECT_FALSE(unwrapped.parts[0].evaluated) << unwrapped.parts[0].why;
+}
+
 TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
   // Pinned to a zone, no volume, no PDB: still nothing, because it is not a training pod.
   const PodSpecView pod = with_node_selector(with_labels(cpu_pod(), {{"app", "web"}}), {{kZone, "us-east-1a"}});

@@ -104,6 +104,22 @@ const std::vector<EvidenceRow> kRows = {
      {},
      "inline python -c snippet",
      {}},
+    // The same written as a here-document: code in the manifest, no program file.
+    {"PythonHeredocIsASmokeTest",
+     {"bash", "-c", "conda activate t && python - <<'PYEOF'\nimport torch\nprint(torch.randn(2))\nPYEOF"},
+     {},
+     {},
+     {},
+     "inline python heredoc snippet",
+     {}},
+    // A here-document for another program (a config file) is not python's.
+    {"ConfigHeredocThenTrainingScript",
+     {"bash", "-c", "cat <<EOF > /tmp/c.yaml\nlr: 0.1\nEOF\npython train.py --config /tmp/c.yaml"},
+     {},
+     {},
+     "script train.py",
+     {},
+     {}},
     {"TrainingWinsOverDiagnostics",
      {"bash", "-c", "nvidia-smi && torchrun main.py"},
      {},
@@ -112,6 +128,21 @@ const std::vector<EvidenceRow> kRows = {
      {},
      {}},
     {"SleepThenTrainIsNotAPlaceholder", {"bash", "-c", "sleep 10; python main.py"}, {}, {}, {}, {}, {}},
+    // Trainer's default runtime command: prints a banner, the PET_ env and the packages.
+    {"EnvDumpAndPipListIsAPlaceholder",
+     {"/bin/bash", "-c", "echo \"Torch Distributed Runtime\"\nenv | grep PET_\npip list"},
+     {},
+     {},
+     {},
+     "placeholder echo",
+     {}},
+    {"PipInstallThenTrainIsNotAPlaceholder",
+     {"bash", "-c", "pip install -r requirements.txt && python main.py"},
+     {},
+     {},
+     {},
+     {},
+     {}},
     {"PauseImageWithoutCommand", {}, {}, {}, {}, "placeholder image pause", {}, "registry.k8s.io/pause:3.10"},
     // The image's name, whatever the registry (a port included) or digest.
     {"PauseImageFromARegistryWithAPort",
@@ -248,6 +279,13 @@ TEST(Evidence, WrappersAreLookedThrough) {
   EXPECT_EQ(programs({"uv", "run", "python", "x.py"}), (Programs{"python"}));
   EXPECT_EQ(programs({"/bin/sh", "-c", "--", "sleep 30s"}), (Programs{"sleep"}));
   EXPECT_EQ(programs({"env"}), (Programs{"env"}));  // a wrapper alone is its own program
+  // A here-document's body is data for its program, not commands (`<<-`, quoted or not,
+  // ends at its delimiter alone on a line; `<<<` is a here-string and opens none).
+  EXPECT_EQ(programs({"bash", "-c", "python - <<'PY'\nmodel = nn.Linear(1, 1)\nlr=0.1\n  PY\necho done"}),
+            (Programs{"python", "echo"}));
+  EXPECT_EQ(programs({"bash", "-c", "cat <<-EOF > c.yaml\n\tsteps: 5\n\tEOF\ntorchrun train.py"}),
+            (Programs{"cat", "torchrun"}));
+  EXPECT_EQ(programs({"bash", "-c", "grep x <<< \"$V\"\nsleep 1"}), (Programs{"grep", "sleep"}));
   // `--workdir=...` contains a c but is no `-c`: the script is not the next word.
   EXPECT_EQ(programs({"bash", "launch.sh", "--workdir=gs://b/x", "--lr=0.1"}), (Programs{"bash"}));
 }
@@ -409,6 +447,12 @@ TEST(Evidence, AProgramThatSavesOnlyWhenToldKeepsNothingUntold) {
   EXPECT_FALSE(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "1000"}));
   EXPECT_FALSE(off({"python3", "mnist.py", "--checkpoint-dir=/checkpoints"}));
   EXPECT_FALSE(off({"python3", "/opt/examples/tensorflow_mnist.py"}));
+  // Known by where Kubeflow's images put it: other scripts called mnist.py (Horovod's
+  // Keras example, with ModelCheckpoint) save unasked.
+  EXPECT_EQ(off({"python3", "/opt/mnist/src/mnist.py", "--epochs=1"}),
+            "mnist.py, which saves only with --save_model (not given)");
+  EXPECT_FALSE(off({"python", "/app/src/mnist.py", "--epochs", "30"}));
+  EXPECT_FALSE(off({"mpirun", "-np", "2", "python", "mnist.py"}));
   Policy none = policy;
   none.saves_only_with.clear();
   EXPECT_FALSE(checkpointing_off(command_facts({"python3", "mnist.py"}, {}), {}, none));
@@ -468,6 +512,40 @@ TEST(Evidence, NemoAndLightningSaveDirectories) {
   EXPECT_EQ(at({"torchrun", "megatron_gpt_finetuning.py", "exp_manager.exp_dir=/results"}), "/results");
   EXPECT_EQ(at({"torchrun", "pretrain.py", "+exp_manager.exp_dir=/ssd/exp"}), "/ssd/exp");
   EXPECT_EQ(at({"python", "main.py", "fit", "--trainer.default_root_dir=/tmp/run"}), "/tmp/run");
+}
+
+// A relative save path starts where the script stands when the program runs: its last
+// `cd` before the flag, else the container's workingDir; nowhere known, no save path.
+TEST(Evidence, RelativeSavePathsStartWhereTheScriptStands) {
+  const Policy& policy = default_policy();
+  const auto at = [&](std::vector<std::string> command, std::vector<EnvVar> env = {}, std::string_view dir = {}) {
+    auto saved = save_path(command_facts(command, {}), env, policy, dir);
+    return saved ? saved->path : std::string();
+  };
+  EXPECT_EQ(at({"bash", "-c", "cd /app/repo && python train.py --checkpoints_dir ./checkpoints"}),
+            "/app/repo/checkpoints");
+  EXPECT_EQ(at({"bash", "-c", "cd ${REPO}\npython train.py --output_dir out/run1"}, {{"REPO", "/app/r"}}),
+            "/app/r/out/run1");
+  EXPECT_EQ(at({"python", "train.py", "--output_dir", "./results"}, {}, "/workspace"), "/workspace/results");
+  EXPECT_EQ(at({"sh", "-c", "cd /a/b; cd ..; python t.py --save_dir ../x"}, {}, "/w"), "/x");
+  EXPECT_EQ(at({"sh", "-c", "cd sub && python t.py --save_dir ."}, {}, "/w"), "/w/sub");
+  // The directory is not known: nothing is said.
+  EXPECT_EQ(at({"python", "train.py", "--output_dir", "./results"}), "");
+  EXPECT_EQ(at({"sh", "-c", "cd $UNSET && python t.py --save_dir out"}, {}, "/w"), "");
+  EXPECT_EQ(at({"sh", "-c", "cd ~ && python t.py --save_dir out"}, {}, "/w"), "");
+  EXPECT_EQ(at({"python", "t.py", "--save_dir", "~/out"}, {}, "/w"), "");
+  EXPECT_EQ(at({"python", "t.py", "--save_dir", "gs://b/out"}, {}, "/w"), "");
+  // Absolute paths are as they were; a later cd does not move an earlier flag.
+  EXPECT_EQ(at({"sh", "-c", "python t.py --save_dir /ckpt; cd /x"}, {}, "/w"), "/ckpt");
+}
+
+TEST(Evidence, ResolvePathJoinsAndNormalizes) {
+  EXPECT_EQ(resolve_path("/app", "./ckpt/../out"), "/app/out");
+  EXPECT_EQ(resolve_path("/a", "/b/./c/"), "/b/c");
+  EXPECT_EQ(resolve_path("/a", "../../.."), "/");
+  EXPECT_EQ(resolve_path("/a//b", "c"), "/a/b/c");
+  EXPECT_EQ(resolve_path("", "c"), "");
+  EXPECT_EQ(resolve_path("rel", "c"), "");
 }
 
 TEST(Evidence, StrongEvidenceNamesWhatTrains) {

@@ -167,6 +167,7 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
   container.image = reader.string(JsonReader::member(&value, "image"), JsonPath{&path, "image"});
   container.command = words(reader, JsonReader::member(&value, "command"), JsonPath{&path, "command"});
   container.args = words(reader, JsonReader::member(&value, "args"), JsonPath{&path, "args"});
+  container.working_dir = reader.string(JsonReader::member(&value, "workingDir"), JsonPath{&path, "workingDir"});
   const JsonPath env_path{&path, "env"};
   reader.each(JsonReader::member(&value, "env"), env_path, [&](const Value& e, const JsonPath& p) {
     if (reader.object(&e, p) == nullptr) return;
@@ -263,7 +264,12 @@ Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& pat
   if (volume.source == "csi") {
     const JsonPath csi_path{&path, "csi"};
     const Value* csi = reader.object(JsonReader::member(&value, "csi"), csi_path);
-    volume.csi_driver = reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
+    volume.driver = reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
+  }
+  if (volume.source == "flexVolume") {
+    const JsonPath flex_path{&path, "flexVolume"};
+    const Value* flex = reader.object(JsonReader::member(&value, "flexVolume"), flex_path);
+    volume.driver = reader.string(JsonReader::member(flex, "driver"), JsonPath{&flex_path, "driver"});
   }
   return volume;
 }

@@ -168,6 +168,7 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
               pod.wrapped_group = group;
               pod.wrapped_kind = inner_kind;
             }
+            pod.without_accelerator = pod.without_accelerator || location.without_accelerator;
             out.pods.push_back(std::move(pod));
           }
           out.entrypoints.insert(out.entrypoints.end(), wrapped.entrypoints.begin(), wrapped.entrypoints.end());

@@ -239,7 +239,8 @@ class PolicyParser {
   }
 
   PodTemplateLocation location(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsMap()) fail(node, key, "expected a mapping with path, part and podLabels");
+    if (!node.IsMap())
+      fail(node, key, "expected a mapping with path, part, podLabels and (in wraps) withoutAccelerator");
     PodTemplateLocation out;
     for (const auto& entry : node) {
       const std::string field = key + "." + entry.first.Scalar();
@@ -250,8 +251,10 @@ class PolicyParser {
         out.part = scalar(entry.second, field, true);
       } else if (entry.first.Scalar() == "podLabels") {
         out.pod_labels = label_patterns(entry.second, field);
+      } else if (entry.first.Scalar() == "withoutAccelerator" && key.ends_with(".wraps")) {
+        out.without_accelerator = boolean(entry.second, field);
       } else {
-        fail(entry.first, field, "unknown key (known: path, part, podLabels)");
+        fail(entry.first, field, "unknown key (known: path, part, podLabels, and withoutAccelerator in wraps)");
       }
     }
     return out;

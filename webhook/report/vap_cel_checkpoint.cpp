@@ -107,11 +107,12 @@ void add_mount_variables(const WorkloadKind& row, const Policy& policy, std::vec
                    "has(v.volumeClaim))).map(v, string(v.mountPath))";
   }
   out.push_back({"cJobVolumes", job_volumes});
-  // Per part: each volume as [name, source, CSI driver, 'ro' for a read-only claim].
+  // Per part: each volume as [name, source, CSI or flexVolume driver, 'ro' for a read-only claim].
   out.push_back(
       {"cVolumes", "variables.specs.map(s, variables.cClaims + (has(s.volumes) ? s.volumes.map(v, [string(v.name), " +
                        source +
-                       ", has(v.csi) && has(v.csi.driver) ? string(v.csi.driver) : '', has(v.persistentVolumeClaim) "
+                       ", has(v.csi) && has(v.csi.driver) ? string(v.csi.driver) : has(v.flexVolume) && "
+                       "has(v.flexVolume.driver) ? string(v.flexVolume.driver) : '', has(v.persistentVolumeClaim) "
                        "&& has(v.persistentVolumeClaim.readOnly) && v.persistentVolumeClaim.readOnly ? 'ro' : "
                        "'']) : []))"});
   // The containers that train: those requesting an accelerator, else every main container.
@@ -197,8 +198,9 @@ void add_gap_variables(const WorkloadKind& row, const Policy& policy, std::vecto
            "[1] == 'hostPath' ? 'a pod rescheduled to another node starts with none of them' : 'not known to be "
            "durable, a replacement pod may start with none of them')";
   };
-  const std::string durable = "(v[1] in " + list_of(durable_sources) + " || (v[1] == 'csi' && v[2] in " +
-                              list_of(policy.durable_csi_drivers) + "))";
+  const std::string durable = "(v[1] in " + list_of(durable_sources) +
+                              " || (v[1] in ['csi', 'flexVolume'] && v[2] in " + list_of(policy.durable_csi_drivers) +
+                              "))";
   // Per part, its checkpoint-looking mounts whose volume is declared and not durable
   // (serving: not those an init container stages).
   out.push_back({"cBad",

@@ -225,6 +225,17 @@ INSTANTIATE_TEST_SUITE_P(
                   3,
                   {"excludedNamespace", "unknown key", "excludedNamespaces"}},
         BadPolicy{"unknown_key_wrong_case", "EnabledChecks: [zone-spread]\n", 1, {"EnabledChecks", "unknown key"}},
+        // withoutAccelerator is a wrapper's (wraps), not a pod template's.
+        BadPolicy{"template_without_accelerator",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template, "
+                  "withoutAccelerator: true}]\n",
+                  4,
+                  {"workloadKinds.templates.withoutAccelerator", "unknown key", "withoutAccelerator in wraps"}},
+        BadPolicy{"wraps_without_accelerator_not_boolean",
+                  "workloadKinds:\n  - kind: Experiment\n    group: kubeflow.org\n    wraps: [{path: spec.x, "
+                  "part: trial, withoutAccelerator: often}]\n",
+                  4,
+                  {"workloadKinds.wraps.withoutAccelerator"}},
         BadPolicy{"unknown_check_id",
                   "# checks\nenabledChecks:\n  - gpu-health\n",
                   3,

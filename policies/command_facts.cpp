@@ -235,6 +235,13 @@ void add_script(CommandFacts& facts, std::string_view script, int depth) {
 
 }  // namespace
 
+void append_facts(CommandFacts& into, const CommandFacts& more) {
+  into.programs.insert(into.programs.end(), more.programs.begin(), more.programs.end());
+  into.subcommands.insert(into.subcommands.end(), more.subcommands.begin(), more.subcommands.end());
+  into.words.insert(into.words.end(), more.words.begin(), more.words.end());
+  if (into.inline_code.empty()) into.inline_code = more.inline_code;
+}
+
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args) {
   CommandFacts facts;
   // command then args, copied only when both are given (this runs for every container

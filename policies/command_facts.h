@@ -27,6 +27,10 @@ struct CommandFacts {
 
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);
 
+// append_facts: `more` read after what `into` already holds (a script the command runs
+// from a file the manifest carries).
+void append_facts(CommandFacts& into, const CommandFacts& more);
+
 // basename_view: the last path component of a word ("/app/train.py" -> "train.py").
 inline std::string_view basename_view(std::string_view word) {
   const auto slash = word.rfind('/');

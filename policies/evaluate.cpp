@@ -199,6 +199,50 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
   }
 }
 
+// mounted_script: the text of a shell script the container runs from a ConfigMap volume
+// (`bash /etc/config/train.sh`, or the file itself as the command), when the input or the
+// cluster view holds that ConfigMap; nullptr otherwise. Many manifests keep the training
+// script there, and it is what says where the job saves.
+const std::string* mounted_script(const CommandFacts& facts, const Container& c, const PodSpecView& pod,
+                                  const std::string& ns, const ClusterSnapshot* known) {
+  if (known == nullptr) return nullptr;
+  for (const auto& word : facts.words) {
+    if (!word.starts_with('/')) continue;
+    for (const auto& m : c.volume_mounts) {
+      const auto volume = std::find_if(pod.volumes.begin(), pod.volumes.end(),
+                                       [&](const Volume& v) { return v.name == m.name && !v.config_map.empty(); });
+      if (volume == pod.volumes.end()) continue;
+      // The file's path inside the volume: the mount's subPath, or the word under it.
+      std::string_view dir = m.mount_path;
+      while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+      std::string_view file;
+      if (!m.sub_path.empty()) {
+        if (word != dir) continue;
+        file = m.sub_path;
+      } else {
+        if (!word.starts_with(dir) || word.size() <= dir.size() + 1 || word[dir.size()] != '/') continue;
+        file = std::string_view(word).substr(dir.size() + 1);
+      }
+      std::string_view key = file;
+      if (!volume->items.empty()) {  // only the listed keys are there, at their paths
+        const auto item =
+            std::find_if(volume->items.begin(), volume->items.end(), [&](const auto& kp) { return kp.second == file; });
+        if (item == volume->items.end()) continue;
+        key = item->first;
+      }
+      const StringMap* data = known->config_map(ns, volume->config_map);
+      if (data == nullptr) continue;
+      const auto text = data->find(key);
+      if (text == data->end()) continue;
+      const bool shell =
+          word.ends_with(".sh") || (text->second.starts_with("#!") &&
+                                    text->second.substr(0, text->second.find('\n')).find("sh") != std::string::npos);
+      if (shell) return &text->second;
+    }
+  }
+  return nullptr;
+}
+
 // pod_evidence: a pod spec's main containers. Diagnostic only when every main container
 // is; a container that only starts a cluster node (sshd in an MPI worker, `ray start`) or
 // runs the image's own entrypoint has no say either way.
@@ -209,7 +253,10 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   bool any_voice = false;
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
-    const CommandFacts facts = command_facts(c.command, c.args);
+    CommandFacts facts = command_facts(c.command, c.args);
+    if (const std::string* script = mounted_script(facts, c, pod, ns, known)) {
+      append_facts(facts, command_facts({"sh", "-c", *script}, {}));
+    }
     if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;

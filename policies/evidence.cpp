@@ -493,13 +493,29 @@ std::string resolve_path(std::string_view base, std::string_view path) {
   return out.empty() ? "/" : out;
 }
 
+namespace {
+
+// shell_name: a shell variable's name (letters, digits, underscores; not a digit first).
+bool shell_name(std::string_view name) {
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
                                   std::string_view working_dir) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
   std::string cwd(working_dir);  // the directory relative paths start from, where known
+  std::vector<EnvVar> assigned;  // the script's own variables so far (`X=...`), latest first
+  const auto expand = [&](std::string_view written) {
+    std::string value = expand_env_reference(written, assigned);
+    return value != written ? value : expand_env_reference(written, env);
+  };
   const auto local = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty() || !storage_flags.contains(name) || icontains(flag_name(name), "bucket")) return std::nullopt;
-    const std::string value = expand_env_reference(written, env);
+    const std::string value = expand(written);
     if (value.size() < 2 && value != ".") return std::nullopt;
     if (value.front() == '/') return value;
     // Relative: only a plain path (not a URL, an unexpanded reference or a home dir).
@@ -511,12 +527,19 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   for (std::size_t i = 0; i < facts.words.size(); ++i) {
     const std::string_view w = facts.words[i];
     if (w == "cd" && i + 1 < facts.words.size()) {  // the shell's directory for what follows
-      const std::string dir = expand_env_reference(facts.words[i + 1], env);
+      const std::string dir = expand(facts.words[i + 1]);
       const bool known = !dir.empty() && dir.front() != '$' && dir.front() != '~' && dir.front() != '-';
       cwd = known ? resolve_path(cwd, dir) : std::string();
       continue;
     }
     const auto eq = w.find('=');
+    if (eq != std::string_view::npos && eq > 0 && shell_name(w.substr(0, eq))) {
+      // `X=value` (or `X="value"`, which reaches here as two words): later `$X` reads it.
+      const bool quoted = eq + 1 == w.size() && i + 1 < facts.words.size();
+      assigned.insert(assigned.begin(),
+                      EnvVar{std::string(w.substr(0, eq)),
+                             expand(quoted ? std::string_view(facts.words[i + 1]) : w.substr(eq + 1))});
+    }
     if (eq != std::string_view::npos && eq > 0) {
       if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{std::string(w.substr(0, eq)), *path};
     } else if (w.size() > 1 && w.front() == '-' && i + 1 < facts.words.size()) {

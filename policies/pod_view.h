@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kubegap {
@@ -20,7 +21,8 @@ using StringMap = std::map<std::string, std::string, std::less<>>;
 struct VolumeMount {
   std::string name;
   std::string mount_path;
-  bool read_only = false;  // readOnly: true on the mount: it cannot hold checkpoints
+  bool read_only = false;     // readOnly: true on the mount: it cannot hold checkpoints
+  std::string sub_path = {};  // subPath: one file or directory of the volume at mount_path
 };
 
 // EnvVar: a literal env value. A valueFrom reference is kept with an empty value and
@@ -59,6 +61,10 @@ struct Volume {
   std::string driver;  // for source == "csi" or "flexVolume"
   // A persistentVolumeClaim source with readOnly: true: every mount of it is read-only.
   bool read_only = false;
+  // For source == "configMap": the ConfigMap, and its items as (key, path) when only
+  // those keys are projected (else every key is a file of its own name).
+  std::string config_map = {};
+  std::vector<std::pair<std::string, std::string>> items = {};
 };
 
 // PodResourceClaim: an entry of spec.resourceClaims (dynamic resource allocation): the

@@ -179,6 +179,35 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   EXPECT_FALSE(unwrapped.parts[0].evaluated) << unwrapped.parts[0].why;
 }
 
+// A script kept in a ConfigMap and run from its volume is read like the command (where it
+// saves, through its own variables) when the input holds the ConfigMap; otherwise the
+// mounts decide, as before.
+TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
+  const auto judge = [](const std::string& command, const std::string& key, const ClusterSnapshot* known) {
+    PodSpecView pod = with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/scratch"), pvc("data"), "/data");
+    Volume config = volume("config", "configMap");
+    config.config_map = "train-script";
+    config.items = {{key, "run/train.sh"}};
+    pod = with_volume(pod, config, "/etc/config");
+    pod.containers.front().command = {command};
+    pod.containers.front().env = {{"CKPT_ROOT", "/scratch/ckpt"}};
+    const auto findings = evaluate(pod_object(pod), known, default_policy());
+    const Finding* f = find_finding(findings, kCheckpointVolume);
+    return f != nullptr && f->outcome == Outcome::kFinding ? f->message : std::string();
+  };
+  const ClusterSnapshot known(
+      {}, {}, {},
+      {{"ml", "train-script", {{"train.sh", "export RUN_DIR=$CKPT_ROOT/run1\ntorchrun pretrain.py --save \"$RUN_DIR\"\n"}}}});
+  const std::string saved = judge("/etc/config/run/train.sh", "train.sh", &known);
+  EXPECT_NE(saved.find("/scratch/ckpt/run1 (--save)"), std::string::npos) << saved;
+  EXPECT_NE(saved.find("emptyDir \"scratch\""), std::string::npos) << saved;
+  EXPECT_EQ(judge("bash /etc/config/run/train.sh", "train.sh", &known), saved);
+  // Not in view, another key projected there, or another path: the durable /data decides.
+  EXPECT_EQ(judge("/etc/config/run/train.sh", "train.sh", nullptr), "");
+  EXPECT_EQ(judge("/etc/config/run/train.sh", "other.sh", &known), "");
+  EXPECT_EQ(judge("/etc/config/train.sh", "train.sh", &known), "");
+}
+
 TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
   // Pinned to a zone, no volume, no PDB: still nothing, because it is not a training pod.
   const PodSpecView pod = with_node_selector(with_labels(cpu_pod(), {{"app", "web"}}), {{kZone, "us-east-1a"}});

@@ -539,6 +539,21 @@ TEST(Evidence, RelativeSavePathsStartWhereTheScriptStands) {
   EXPECT_EQ(at({"sh", "-c", "python t.py --save_dir /ckpt; cd /x"}, {}, "/w"), "/ckpt");
 }
 
+// A script's own variables (`X=...`, `export X="..."`) expand where a flag reads them,
+// over the container's env, in the order the script sets them.
+TEST(Evidence, ASavePathReadsTheScriptsOwnVariables) {
+  const Policy& policy = default_policy();
+  const auto at = [&](std::string script) {
+    auto saved = save_path(command_facts({"bash", "-c", std::move(script)}, {}), {{"ROOT", "/scratch"}}, policy);
+    return saved ? saved->path : std::string();
+  };
+  EXPECT_EQ(at("export OUT=$ROOT/run1\ntorchrun pretrain.py --save $OUT"), "/scratch/run1");
+  EXPECT_EQ(at("OUT=\"$ROOT/q\"; python t.py --output_dir=$OUT"), "/scratch/q");
+  EXPECT_EQ(at("OUT=/a; OUT=/b\npython t.py --save_dir $OUT"), "/b");
+  EXPECT_EQ(at("python t.py --save_dir $OUT; OUT=/late"), "");  // set after the flag
+  EXPECT_EQ(at("python t.py --save_dir $ROOT/x"), "/scratch/x");
+}
+
 TEST(Evidence, ResolvePathJoinsAndNormalizes) {
   EXPECT_EQ(resolve_path("/app", "./ckpt/../out"), "/app/out");
   EXPECT_EQ(resolve_path("/a", "/b/./c/"), "/b/c");

@@ -201,7 +201,8 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
     container.volume_mounts.push_back(
         {reader.string(JsonReader::member(&mount, "name"), JsonPath{&p, "name"}),
          reader.string(JsonReader::member(&mount, "mountPath"), JsonPath{&p, "mountPath"}),
-         reader.boolean(JsonReader::member(&mount, "readOnly"), JsonPath{&p, "readOnly"})});
+         reader.boolean(JsonReader::member(&mount, "readOnly"), JsonPath{&p, "readOnly"}),
+         reader.string(JsonReader::member(&mount, "subPath"), JsonPath{&p, "subPath"})});
   });
   // resources.claims: the pod resource claims (DRA) this container consumes.
   const JsonPath resources_path{&path, "resources"};
@@ -265,6 +266,17 @@ Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& pat
     const JsonPath csi_path{&path, "csi"};
     const Value* csi = reader.object(JsonReader::member(&value, "csi"), csi_path);
     volume.driver = reader.string(JsonReader::member(csi, "driver"), JsonPath{&csi_path, "driver"});
+  }
+  if (volume.source == "configMap") {
+    const JsonPath cm_path{&path, "configMap"};
+    const Value* cm = reader.object(JsonReader::member(&value, "configMap"), cm_path);
+    volume.config_map = reader.string(JsonReader::member(cm, "name"), JsonPath{&cm_path, "name"});
+    const JsonPath items_path{&cm_path, "items"};
+    reader.each(JsonReader::member(cm, "items"), items_path, [&](const Value& item, const JsonPath& p) {
+      if (reader.object(&item, p) == nullptr) return;
+      volume.items.emplace_back(reader.string(JsonReader::member(&item, "key"), JsonPath{&p, "key"}),
+                                reader.string(JsonReader::member(&item, "path"), JsonPath{&p, "path"}));
+    });
   }
   if (volume.source == "flexVolume") {
     const JsonPath flex_path{&path, "flexVolume"};

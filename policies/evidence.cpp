@@ -510,8 +510,11 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   std::string cwd(working_dir);  // the directory relative paths start from, where known
   std::vector<EnvVar> assigned;  // the script's own variables so far (`X=...`), latest first
   const auto expand = [&](std::string_view written) {
-    std::string value = expand_env_reference(written, assigned);
-    return value != written ? value : expand_env_reference(written, env);
+    if (!assigned.empty()) {
+      std::string value = expand_env_reference(written, assigned);
+      if (value != written) return value;
+    }
+    return expand_env_reference(written, env);
   };
   const auto local = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty() || !storage_flags.contains(name) || icontains(flag_name(name), "bucket")) return std::nullopt;

@@ -115,8 +115,11 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
     return {true, WorkloadClass::kTraining, evidence.training + " (a " + kind + via + " that trains)"};
   }
   if (row_class == WorkloadClass::kTraining) return {true, row_class, "kind " + kind + via + " is training"};
-  // A wrapper may let its parts speak without an accelerator (a Katib trial on CPU).
-  if (!accelerator && !pod.without_accelerator) return {false, row_class, "no accelerator and no training label"};
+  // A wrapper may let its parts speak without an accelerator (a Katib trial on CPU): with
+  // training evidence they are training; without, they stay unjudged like any CPU part.
+  if (!accelerator && (!pod.without_accelerator || evidence.training.empty())) {
+    return {false, row_class, "no accelerator and no training label"};
+  }
   if (row_class == WorkloadClass::kAuto) {
     if (!evidence.training.empty()) return {true, WorkloadClass::kTraining, evidence.training};
     return {true, WorkloadClass::kAuto, "no sign of training in its command or env"};

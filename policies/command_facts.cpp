@@ -98,7 +98,9 @@ std::size_t unwrapped_start(const std::vector<std::string>& words, std::size_t a
 }
 
 // heredoc_delimiter: the word that ends the here-document a line opens (`<<EOF`,
-// `<<-'EOF'`, `<< "EOF"`), or empty when it opens none (`<<<` is a here-string).
+// `<<-'EOF'`, `<< "EOF"`), or empty when it opens none: `<<<` is a here-string, `<<`
+// inside quotes or `$((1 << 10))` is text or a shift, and a delimiter starts with a letter
+// or an underscore.
 std::string_view heredoc_delimiter(std::string_view line) {
   for (auto at = line.find("<<"); at != std::string_view::npos; at = line.find("<<", at + 2)) {
     std::string_view rest = line.substr(at + 2);
@@ -106,12 +108,17 @@ std::string_view heredoc_delimiter(std::string_view line) {
       at += 1;
       continue;
     }
+    const std::string_view before = line.substr(0, at);
+    const bool quoted = std::count(before.begin(), before.end(), '"') % 2 == 1 ||
+                        std::count(before.begin(), before.end(), '\'') % 2 == 1;
+    if (quoted || before.find("$((") != std::string_view::npos) continue;
     if (rest.starts_with('-')) rest.remove_prefix(1);
     while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
     if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) rest.remove_prefix(1);
+    if (rest.empty() || !(std::isalpha(static_cast<unsigned char>(rest.front())) || rest.front() == '_')) continue;
     std::size_t end = 0;
     while (end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) ++end;
-    if (end > 0) return rest.substr(0, end);
+    return rest.substr(0, end);
   }
   return {};
 }
@@ -238,7 +245,10 @@ void add_script(CommandFacts& facts, std::string_view script, int depth) {
 void append_facts(CommandFacts& into, const CommandFacts& more) {
   into.programs.insert(into.programs.end(), more.programs.begin(), more.programs.end());
   into.subcommands.insert(into.subcommands.end(), more.subcommands.begin(), more.subcommands.end());
-  into.words.insert(into.words.end(), more.words.begin(), more.words.end());
+  // The same bound on words as one command line has.
+  const std::size_t room = into.words.size() < kMaxWords ? kMaxWords - into.words.size() : 0;
+  into.words.insert(into.words.end(), more.words.begin(),
+                    more.words.begin() + static_cast<std::ptrdiff_t>(std::min(room, more.words.size())));
   if (into.inline_code.empty()) into.inline_code = more.inline_code;
 }
 
@@ -280,14 +290,23 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
     add_command(facts, argv);  // a wrapper's `sh -c SCRIPT` keeps its script whole
   }
   // `python -c CODE`, or python reading a here-document (`python - <<EOF`, `python <<EOF`):
-  // an inline snippet, not a program file.
+  // an inline snippet, not a program file. A here-document can hold a whole training
+  // program: one that says save or checkpoint anywhere is not taken for a snippet.
+  const auto names_saving = [&] {  // read only for a here-document: rare
+    const auto has = [](std::string_view text, std::string_view word) {
+      return std::search(text.begin(), text.end(), word.begin(), word.end(),
+                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }) != text.end();
+    };
+    return std::any_of(argv.begin(), argv.end(),
+                       [&](const std::string& a) { return has(a, "save") || has(a, "checkpoint"); });
+  };
   for (std::size_t i = 0; i + 1 < facts.words.size() && facts.inline_code.empty(); ++i) {
     if (!basename(facts.words[i]).starts_with("python")) continue;
     const std::string_view next = facts.words[i + 1];
     const bool heredoc = next.starts_with("<<") || (next == "-" && i + 2 < facts.words.size() &&
                                                     std::string_view(facts.words[i + 2]).starts_with("<<"));
     if (next == "-c") facts.inline_code = "-c";
-    if (heredoc) facts.inline_code = "heredoc";
+    if (heredoc && !names_saving()) facts.inline_code = "heredoc";
   }
   return facts;
 }

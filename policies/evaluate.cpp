@@ -201,24 +201,40 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
 
 // mounted_script: the text of a shell script the container runs from a ConfigMap volume
 // (`bash /etc/config/train.sh`, or the file itself as the command), when the input or the
-// cluster view holds that ConfigMap; nullptr otherwise. Many manifests keep the training
-// script there, and it is what says where the job saves.
-const std::string* mounted_script(const CommandFacts& facts, const Container& c, const PodSpecView& pod,
-                                  const std::string& ns, const ClusterSnapshot* known) {
-  if (known == nullptr) return nullptr;
+// cluster view holds that ConfigMap; empty otherwise. Many manifests keep the training
+// script there, and it is what says where the job saves. Bounded: the first few
+// ConfigMap mounts and absolute words are looked at, and the first 64 KiB of the script
+// read (real scripts are far shorter; a hostile object must not make a review slow).
+std::string_view mounted_script(const CommandFacts& facts, const Container& c, const PodSpecView& pod,
+                                const std::string& ns, const ClusterSnapshot* known) {
+  constexpr std::size_t kMaxMounts = 16, kMaxWords = 64, kMaxScriptBytes = 64 * 1024;
+  if (known == nullptr) return {};
+  struct ScriptMount {
+    std::string_view dir;
+    const VolumeMount* mount;
+    const Volume* volume;
+  };
+  std::vector<ScriptMount> mounts;
+  for (const auto& m : c.volume_mounts) {
+    if (mounts.size() == kMaxMounts) break;
+    const auto volume =
+        std::find_if(pod.volumes.begin(), pod.volumes.end(), [&](const Volume& v) { return v.name == m.name; });
+    if (volume == pod.volumes.end() || volume->config_map.empty()) continue;
+    std::string_view dir = m.mount_path;
+    while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+    mounts.push_back({dir, &m, &*volume});
+  }
+  if (mounts.empty()) return {};
+  std::size_t looked = 0;
   for (const auto& word : facts.words) {
     if (!word.starts_with('/')) continue;
-    for (const auto& m : c.volume_mounts) {
-      const auto volume = std::find_if(pod.volumes.begin(), pod.volumes.end(),
-                                       [&](const Volume& v) { return v.name == m.name && !v.config_map.empty(); });
-      if (volume == pod.volumes.end()) continue;
+    if (++looked > kMaxWords) break;
+    for (const auto& [dir, m, volume] : mounts) {
       // The file's path inside the volume: the mount's subPath, or the word under it.
-      std::string_view dir = m.mount_path;
-      while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
       std::string_view file;
-      if (!m.sub_path.empty()) {
+      if (!m->sub_path.empty()) {
         if (word != dir) continue;
-        file = m.sub_path;
+        file = m->sub_path;
       } else {
         if (!word.starts_with(dir) || word.size() <= dir.size() + 1 || word[dir.size()] != '/') continue;
         file = std::string_view(word).substr(dir.size() + 1);
@@ -234,13 +250,14 @@ const std::string* mounted_script(const CommandFacts& facts, const Container& c,
       if (data == nullptr) continue;
       const auto text = data->find(key);
       if (text == data->end()) continue;
-      const bool shell =
-          word.ends_with(".sh") || (text->second.starts_with("#!") &&
-                                    text->second.substr(0, text->second.find('\n')).find("sh") != std::string::npos);
-      if (shell) return &text->second;
+      const std::string_view script(text->second);
+      const std::string_view first_line = script.substr(0, script.find('\n'));
+      if (word.ends_with(".sh") || (script.starts_with("#!") && first_line.find("sh") != std::string_view::npos)) {
+        return script.substr(0, kMaxScriptBytes);
+      }
     }
   }
-  return nullptr;
+  return {};
 }
 
 // pod_evidence: a pod spec's main containers. Diagnostic only when every main container
@@ -254,8 +271,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     CommandFacts facts = command_facts(c.command, c.args);
-    if (const std::string* script = mounted_script(facts, c, pod, ns, known)) {
-      append_facts(facts, command_facts({"sh", "-c", *script}, {}));
+    if (const std::string_view script = mounted_script(facts, c, pod, ns, known); !script.empty()) {
+      append_facts(facts, command_facts({"sh", "-c", std::string(script)}, {}));
     }
     if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);

@@ -508,7 +508,10 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
                                   std::string_view working_dir) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
   std::string cwd(working_dir);  // the directory relative paths start from, where known
-  std::vector<EnvVar> assigned;  // the script's own variables so far (`X=...`), latest first
+  // The script's own variables so far (`X=...`), each name once with its latest value; a
+  // few dozen are kept (bounded work on a hostile script).
+  constexpr std::size_t kMaxAssigned = 64;
+  std::vector<EnvVar> assigned;
   const auto expand = [&](std::string_view written) {
     if (!assigned.empty()) {
       std::string value = expand_env_reference(written, assigned);
@@ -520,9 +523,14 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
     if (written.empty() || !storage_flags.contains(name) || icontains(flag_name(name), "bucket")) return std::nullopt;
     const std::string value = expand(written);
     if (value.size() < 2 && value != ".") return std::nullopt;
-    if (value.front() == '/') return value;
-    // Relative: only a plain path (not a URL, an unexpanded reference or a home dir).
-    if (cwd.empty() || value.find("://") != std::string::npos || value.front() == '$' || value.front() == '~') {
+    if (value.front() == '/') return resolve_path({}, value);
+    // Relative: only a plain path (not another flag, a URL, an unexpanded reference or a
+    // home dir). A bare name given to a model flag is more likely a model to load
+    // (`--model_path bert-base-uncased`) than a directory: only `./` and `../` count there.
+    const bool explicit_relative = value == "." || value.starts_with("./") || value.starts_with("../");
+    if (cwd.empty() || value.front() == '-' || value.find("://") != std::string::npos ||
+        value.find('$') != std::string::npos || value.front() == '~' ||
+        (!explicit_relative && icontains(flag_name(name), "model"))) {
       return std::nullopt;
     }
     return resolve_path(cwd, value);
@@ -531,7 +539,8 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
     const std::string_view w = facts.words[i];
     if (w == "cd" && i + 1 < facts.words.size()) {  // the shell's directory for what follows
       const std::string dir = expand(facts.words[i + 1]);
-      const bool known = !dir.empty() && dir.front() != '$' && dir.front() != '~' && dir.front() != '-';
+      const bool known = !dir.empty() && dir.find('$') == std::string::npos && dir.front() != '~' &&
+                         dir.front() != '-' && dir.front() != '&' && dir.front() != ';';
       cwd = known ? resolve_path(cwd, dir) : std::string();
       continue;
     }
@@ -539,9 +548,15 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
     if (eq != std::string_view::npos && eq > 0 && shell_name(w.substr(0, eq))) {
       // `X=value` (or `X="value"`, which reaches here as two words): later `$X` reads it.
       const bool quoted = eq + 1 == w.size() && i + 1 < facts.words.size();
-      assigned.insert(assigned.begin(),
-                      EnvVar{std::string(w.substr(0, eq)),
-                             expand(quoted ? std::string_view(facts.words[i + 1]) : w.substr(eq + 1))});
+      std::string value = expand(quoted ? std::string_view(facts.words[i + 1]) : w.substr(eq + 1));
+      const auto name = w.substr(0, eq);
+      const auto known =
+          std::find_if(assigned.begin(), assigned.end(), [&](const EnvVar& v) { return v.name == name; });
+      if (known != assigned.end()) {
+        known->value = std::move(value);
+      } else if (assigned.size() < kMaxAssigned) {
+        assigned.push_back(EnvVar{std::string(name), std::move(value)});
+      }
     }
     if (eq != std::string_view::npos && eq > 0) {
       if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{std::string(w.substr(0, eq)), *path};

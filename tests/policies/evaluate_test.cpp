@@ -171,6 +171,7 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   EXPECT_NE(find_finding(trains.findings, kCheckpointVolume), nullptr);
 
   const auto evaluates = trial({"python", "eval_threshold.py", "--threshold", "0.4"}, true);
+  EXPECT_FALSE(evaluates.parts[0].evaluated) << evaluates.parts[0].why;  // no check at all, not even auto's
   EXPECT_NE(evaluates.parts[0].workload_class, WorkloadClass::kTraining) << evaluates.parts[0].why;
   const Finding* none = find_finding(evaluates.findings, kCheckpointVolume);
   EXPECT_TRUE(none == nullptr || none->outcome != Outcome::kFinding);
@@ -197,7 +198,9 @@ TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
   };
   const ClusterSnapshot known(
       {}, {}, {},
-      {{"ml", "train-script", {{"train.sh", "export RUN_DIR=$CKPT_ROOT/run1\ntorchrun pretrain.py --save \"$RUN_DIR\"\n"}}}});
+      {{"ml",
+        "train-script",
+        {{"train.sh", "export RUN_DIR=$CKPT_ROOT/run1\ntorchrun pretrain.py --save \"$RUN_DIR\"\n"}}}});
   const std::string saved = judge("/etc/config/run/train.sh", "train.sh", &known);
   EXPECT_NE(saved.find("/scratch/ckpt/run1 (--save)"), std::string::npos) << saved;
   EXPECT_NE(saved.find("emptyDir \"scratch\""), std::string::npos) << saved;

@@ -112,6 +112,14 @@ const std::vector<EvidenceRow> kRows = {
      {},
      "inline python heredoc snippet",
      {}},
+    // A here-document that saves is a program, not a snippet.
+    {"PythonHeredocThatSavesIsNoSnippet",
+     {"bash", "-c", "torchrun --nproc-per-node 8 - <<'PY'\nimport torch\ntorch.save(m, '/ckpt/m.pt')\nPY"},
+     {},
+     {},
+     "launcher torchrun",
+     {},
+     {}},
     // A here-document for another program (a config file) is not python's.
     {"ConfigHeredocThenTrainingScript",
      {"bash", "-c", "cat <<EOF > /tmp/c.yaml\nlr: 0.1\nEOF\npython train.py --config /tmp/c.yaml"},
@@ -286,6 +294,11 @@ TEST(Evidence, WrappersAreLookedThrough) {
   EXPECT_EQ(programs({"bash", "-c", "cat <<-EOF > c.yaml\n\tsteps: 5\n\tEOF\ntorchrun train.py"}),
             (Programs{"cat", "torchrun"}));
   EXPECT_EQ(programs({"bash", "-c", "grep x <<< \"$V\"\nsleep 1"}), (Programs{"grep", "sleep"}));
+  // A shift or quoted text opens none: what follows is still read.
+  for (const char* script : {"N=$((1 << 10))\ntorchrun train.py", "echo \"a << b\"\ntorchrun train.py"}) {
+    const Programs seen = programs({"bash", "-c", script});
+    EXPECT_NE(std::find(seen.begin(), seen.end(), "torchrun"), seen.end()) << script;
+  }
   // `--workdir=...` contains a c but is no `-c`: the script is not the next word.
   EXPECT_EQ(programs({"bash", "launch.sh", "--workdir=gs://b/x", "--lr=0.1"}), (Programs{"bash"}));
 }
@@ -535,6 +548,11 @@ TEST(Evidence, RelativeSavePathsStartWhereTheScriptStands) {
   EXPECT_EQ(at({"sh", "-c", "cd ~ && python t.py --save_dir out"}, {}, "/w"), "");
   EXPECT_EQ(at({"python", "t.py", "--save_dir", "~/out"}, {}, "/w"), "");
   EXPECT_EQ(at({"python", "t.py", "--save_dir", "gs://b/out"}, {}, "/w"), "");
+  // Another flag, a model name, a `$` left in a cd: not a directory.
+  EXPECT_EQ(at({"python", "t.py", "--save", "--epochs", "3"}, {}, "/w"), "");
+  EXPECT_EQ(at({"python", "t.py", "--model_path", "bert-base-uncased"}, {}, "/w"), "");
+  EXPECT_EQ(at({"python", "t.py", "--model_path", "./out"}, {}, "/w"), "/w/out");
+  EXPECT_EQ(at({"sh", "-c", "cd /app/$X && python t.py --save_dir out"}, {}, "/w"), "");
   // Absolute paths are as they were; a later cd does not move an earlier flag.
   EXPECT_EQ(at({"sh", "-c", "python t.py --save_dir /ckpt; cd /x"}, {}, "/w"), "/ckpt");
 }

@@ -936,6 +936,25 @@ TEST(WorkloadKinds, ARayClusterIsJudgedAsTrainingOnlyWhenItsHeadRunsTraining) {
   EXPECT_NE(trains.warnings_of(kCheckpoint)[0].find("workerGroup gpu-group"), std::string::npos);
 }
 
+// A Katib trial on CPU (withoutAccelerator on the Experiment's wraps entry) is judged when
+// its command trains, and reported on the Experiment; one that does not train says nothing.
+TEST(WorkloadKinds, AKatibTrialOnCpuIsJudgedWhenItsCommandTrains) {
+  const auto experiment = [](const std::string& args) {
+    return parse_json(R"({"apiVersion":"kubeflow.org/v1beta1","kind":"Experiment","metadata":{"name":"hpo",
+      "namespace":"ml"},"spec":{"trialTemplate":{"primaryContainerName":"t","trialSpec":{"apiVersion":"batch/v1",
+      "kind":"Job","spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"t","image":"t",
+      "args":)" + args +
+                      R"(,"volumeMounts":[{"name":"m","mountPath":"/app/models"}]}],
+      "volumes":[{"name":"m","emptyDir":{}}]}}}}}}})");
+  };
+  const Answer trains =
+      answer(Harness(), review_for(experiment(R"(["--lr","${trialParameters.lr}","--model-dir","/app/models/x"])")));
+  ASSERT_EQ(trains.warnings_of(kCheckpoint).size(), 1u) << listing(trains.warnings);
+  EXPECT_NE(trains.warnings_of(kCheckpoint)[0].find("trial"), std::string::npos) << trains.warnings_of(kCheckpoint)[0];
+  const Answer evaluates = answer(Harness(), review_for(experiment(R"(["--threshold","0.4"])")));
+  EXPECT_TRUE(evaluates.warnings.empty()) << listing(evaluates.warnings);
+}
+
 // A runtime reviewed on its own is a template: mounting nothing for its trainer is a note
 // (each TrainJob is judged with what it patches in); mounting a volume that dies with the
 // pod is a warning (every TrainJob inherits it).

@@ -78,6 +78,11 @@ TEST(ExportVap, CheckpointVolumeKnowsClaimTemplatesJobVolumesAndEntrypoints) {
   // Volcano's job-level volumes, and a RayJob's entrypoint read as the job's command.
   EXPECT_NE(yaml.find("has(v.volumeClaimName) || has(v.volumeClaim)"), std::string::npos);
   EXPECT_NE(yaml.find("has(object.spec.entrypoint) ? [object.spec.entrypoint] : []"), std::string::npos);
+  // A FlexVolume's driver is read like a CSI volume's and judged by the same list.
+  EXPECT_NE(yaml.find("has(v.flexVolume) && has(v.flexVolume.driver) ? string(v.flexVolume.driver)"),
+            std::string::npos);
+  EXPECT_NE(yaml.find("v[1] in ['csi', 'flexVolume'] && v[2] in"), std::string::npos);
+  EXPECT_NE(yaml.find("'fstab/cifs'"), std::string::npos);
   // The training hints are the policy's: a launcher list and a flag regex.
   EXPECT_NE(yaml.find("'torchrun'"), std::string::npos);
   EXPECT_NE(yaml.find("max[-_]steps"), std::string::npos);

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "policies/text.h"
+
 namespace kubegap {
 namespace {
 
@@ -293,12 +295,8 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
   // an inline snippet, not a program file. A here-document can hold a whole training
   // program: one that says save or checkpoint anywhere is not taken for a snippet.
   const auto names_saving = [&] {  // read only for a here-document: rare
-    const auto has = [](std::string_view text, std::string_view word) {
-      return std::search(text.begin(), text.end(), word.begin(), word.end(),
-                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }) != text.end();
-    };
     return std::any_of(argv.begin(), argv.end(),
-                       [&](const std::string& a) { return has(a, "save") || has(a, "checkpoint"); });
+                       [](const std::string& a) { return icontains(a, "save") || icontains(a, "checkpoint"); });
   };
   for (std::size_t i = 0; i + 1 < facts.words.size() && facts.inline_code.empty(); ++i) {
     if (!basename(facts.words[i]).starts_with("python")) continue;

@@ -5,16 +5,14 @@
 #include <cctype>
 #include <set>
 
+#include "policies/text.h"
+
 namespace kubegap {
 namespace {
 
 // Case-insensitive (ASCII) comparisons without lowered copies: they run for every word
 // of every command line against every hint of the policy.
 bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
-
-bool icontains(std::string_view text, std::string_view needle) {
-  return std::search(text.begin(), text.end(), needle.begin(), needle.end(), iequal) != text.end();
-}
 
 bool istarts_with(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), text.begin(), iequal);

@@ -2,6 +2,7 @@
 // Rendering findings as the text the API server passes on: warnings (printed by kubectl)
 // and audit annotation values. Pure string work, no JSON.
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -12,6 +13,14 @@
 #include "policies/finding.h"
 
 namespace kubegap {
+
+// icontains: whether `needle` is in `text`, ASCII case-insensitively, without lowered
+// copies (it runs for every word of every command line against the policy's hints).
+inline bool icontains(std::string_view text, std::string_view needle) {
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != text.end();
+}
 
 // The API server truncates longer warnings (k8s.io/apiserver/pkg/warning); aim lower.
 inline constexpr std::size_t kMaxWarningRunes = 256;

@@ -147,9 +147,10 @@ std::string normalized_flag(std::string_view word) {
 
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy, std::string_view entrypoint_image) {
-  // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test)
-  // launches no training program: the launcher alone is no evidence then.
-  if (facts.inline_code.empty()) {
+  // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test) or
+  // a program named for reading checkpoints (`torchrun example_chat_completion.py`) launches
+  // no training program: the launcher alone is no evidence then.
+  if (facts.inline_code.empty() && !reads_checkpoints(facts, policy, entrypoint_image)) {
     if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
   }
   const NameSet flags(policy.training_hints.flags);
@@ -571,8 +572,14 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
+  // Any name of a bucket the run writes to (MODEL_BUCKET), not one it reads (DATA_BUCKET).
+  const auto storage = [&](std::string_view name) {
+    const std::string_view n = flag_name(name);
+    return storage_flags.contains(name) ||
+           (icontains(n, "bucket") && !icontains(n, "data") && !icontains(n, "input") && !icontains(n, "source"));
+  };
   const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
-    if (written.empty() || !storage_flags.contains(name)) return std::nullopt;
+    if (written.empty() || !storage(name)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
@@ -582,7 +589,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
     if (auto d = destination(name, value)) return d;
   }
   for (const auto& e : env) {
-    if (!e.from.empty() && !e.name.empty() && storage_flags.contains(e.name)) {
+    if (!e.from.empty() && !e.name.empty() && storage(e.name)) {
       return "$(" + e.name + ") (set from " + e.from + ")";
     }
     if (auto d = destination(e.name, e.value)) return d;

@@ -342,8 +342,8 @@ void set_default_hints(Policy& p) {  // data table
   p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
                               "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
-  p.training_hints.non_training = {"*eval*",    "*infer*",  "*convert*", "*download*", "*compile*",
-                                   "*quantiz*", "*export*", "*merge*",   "*serve*",    "*benchmark*"};
+  p.training_hints.non_training = {"*eval*",   "*infer*", "*convert*", "*download*",  "*compile*",   "*quantiz*",
+                                   "*export*", "*merge*", "*serve*",   "*benchmark*", "*completion*"};
   p.diagnostic_hints = {
       "nvidia-smi",    "rocm-smi",    "amd-smi",       "hl-smi",     "xpu-smi",         "neuron-ls",   "neuron-top",
       "clinfo",        "sycl-ls",     "fi_info",       "dcgmi",      "dcgmproftester*", "gpu_burn",    "gpu-burn",
@@ -387,10 +387,17 @@ void set_default_hints(Policy& p) {  // data table
                       "httpd:*",
                       "*/httpd:*"};
   // Each from the program's own documentation (default-policy.yaml cites them).
-  p.checkpointing_off = {
-      "enable_checkpointing=false",       "enable_checkpointing=0",  "save_strategy=no",       "no_save",
-      "create_checkpoint_callback=false", "enable_checkpoint=false", "save_checkpoints=false", "checkpointing=false",
-      "checkpoint.enable=false"};
+  p.checkpointing_off = {"enable_checkpointing=false",
+                         "enable_checkpointing=0",
+                         "save_strategy=no",
+                         "no_save",
+                         "create_checkpoint_callback=false",
+                         "enable_checkpoint=false",
+                         "save_checkpoints=false",
+                         "checkpointing=false",
+                         "checkpoint.enable=false",
+                         "save_model=false",
+                         "save_model=0"};
   p.benchmark_flags = {"benchmark",
                        "use_synthetic_data",
                        "synthetic_data",
@@ -408,7 +415,8 @@ void set_default_hints(Policy& p) {  // data table
                        "dataset=dummy*",
                        "dataset=fake*",
                        "data_impl=mock",
-                       "mock_data"};
+                       "mock_data",
+                       "neuron_parallel_compile"};
   p.saves_only_with = {"*/pytorch-mnist/mnist.py=save_model",
                        "*/mnist/src/mnist.py=save_model",
                        "*/mnist/main.py=save_model",
@@ -420,7 +428,7 @@ void set_default_hints(Policy& p) {  // data table
                        "num_train_steps", "total_steps", "num_iters",       "total_training_steps",
                        "num_batches",     "steps",       "max_duration=#ba"};
   p.benchmark_programs = {"tf_cnn_benchmarks*",
-                          "*_benchmark.py",
+                          "*benchmark.py",
                           "benchmark_*.py",
                           "*benchmarks.py",
                           "*_bench.py",
@@ -428,7 +436,9 @@ void set_default_hints(Policy& p) {  // data table
                           "torch.utils.bottleneck",
                           "nsys",
                           "ncu",
-                          "nvprof"};
+                          "nvprof",
+                          "mlpstorage",
+                          "neuron_parallel_compile"};
   p.checkpoint_storage_flags = {"checkpoint",
                                 "checkpoint_dir",
                                 "checkpoint_path",
@@ -455,7 +465,8 @@ void set_default_hints(Policy& p) {  // data table
                                 "model_path",
                                 "checkpoints_dir",
                                 "save_folder",
-                                "work_dir"};
+                                "work_dir",
+                                "job_dir"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

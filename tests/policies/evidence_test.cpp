@@ -197,6 +197,46 @@ const std::vector<EvidenceRow> kRows = {
      "script train.py",
      {},
      {}},
+    // Google Cloud's --job-dir is where the training application writes its outputs.
+    {"JobDirOnObjectStorage",
+     {"python", "/opt/model.py", "--lr=0.01", "--job-dir=gs://runs/trial-1"},
+     {},
+     {},
+     "flag lr",
+     {},
+     "gs://runs/trial-1"},
+    // A bucket the run writes to, by any name with "bucket" in it; not one it reads.
+    {"AnOutputBucketByAnyName",
+     {"python", "train.py", "--epochs=60"},
+     {},
+     {{"MODEL_BUCKET", "s3://artifacts/models"}},
+     "flag epochs",
+     {},
+     "s3://artifacts/models"},
+    {"ADataBucketIsInput",
+     {"python", "train.py", "--epochs=60"},
+     {},
+     {{"DATA_BUCKET", "s3://datasets/plates"}, {"INPUT_BUCKET", "s3://datasets/raw"}},
+     "flag epochs",
+     {},
+     {}},
+    // A launcher that runs an inference program trains nothing (the Llama reference code's
+    // chat example under torchrun); the same launcher of a training script does.
+    {"ALauncherOfAnInferenceExampleIsNoEvidence",
+     {"sh", "-c", "cd /workspace/llama && torchrun --nproc_per_node 1 web_example_chat_completion.py"},
+     {},
+     {},
+     {},
+     {},
+     {}},
+    {"ALauncherOfAnInferenceScriptIsNoEvidence", {"deepspeed", "--num_gpus", "2", "inference.py"}, {}, {}, {}, {}, {}},
+    {"ALauncherOfAProgramIsEvidence",
+     {"torchrun", "--nproc_per_node", "8", "main.py"},
+     {},
+     {},
+     "launcher torchrun",
+     {},
+     {}},
     {"UnrelatedUrlIsNotACheckpointDestination",
      {"python", "train.py", "--data=gs://datasets/x"},
      {},
@@ -418,6 +458,9 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   EXPECT_EQ(off({"python", "train.py"}, {{"ENABLE_CHECKPOINTING", "false"}}), "ENABLE_CHECKPOINTING=false");
   EXPECT_FALSE(off({"python", "train.py", "--save_strategy", "steps"}));
   EXPECT_FALSE(off({"python", "train.py", "trainer.enable_checkpointing=true"}));
+  EXPECT_EQ(off({"python", "/app/train.py", "--n-estimators=200", "--save-model=false"}), "--save-model=false");
+  EXPECT_EQ(off({"python", "/app/train.py", "--save_model", "0"}), "--save_model 0");
+  EXPECT_FALSE(off({"python", "/app/train.py", "--save-model=true"}));
 }
 
 TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
@@ -436,6 +479,17 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
             "benchmark flag model.data.data_impl=mock");
   EXPECT_EQ(bench({"torchrun", "pretrain_gpt.py", "--mock-data", "--train-iters", "50"}), "benchmark flag --mock-data");
   EXPECT_FALSE(bench({"python", "megatron_gpt_pretraining.py", "model.data.data_impl=mmap"}));
+  // A program called benchmark.py, also under a launcher; MLPerf Storage's runner; a
+  // Neuron compile-only trial run, as a flag or as the wrapping program.
+  EXPECT_EQ(bench({"bash", "-c", "nvidia-smi\ncd /mnt/app\ntorchrun --nproc_per_node=8 scripts/benchmark.py"}),
+            "benchmark program benchmark.py");
+  EXPECT_EQ(bench({"bash", "-c", "mlpstorage checkpointing run --model llama3-8b --num-checkpoints-write 20"}),
+            "benchmark program mlpstorage");
+  EXPECT_EQ(bench({"python3", "ray_train_llama2.py", "--neuron_parallel_compile"}),
+            "benchmark flag --neuron_parallel_compile");
+  EXPECT_EQ(bench({"neuron_parallel_compile", "torchrun", "--nproc_per_node=32", "run_clm.py"}),
+            "benchmark program neuron_parallel_compile");
+  EXPECT_FALSE(bench({"torchrun", "--nproc_per_node=8", "train_benchmarked_model.py"}));
   // A bare switch names an undotted flag only: Lightning's trainer.benchmark is cuDNN
   // autotuning of a real run, and no diagnostic word is read out of a flag either.
   const std::vector<std::string> lightning = {"python", "main.py", "fit", "--trainer.benchmark=true",

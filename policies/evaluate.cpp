@@ -6,6 +6,7 @@
 
 #include "policies/checks.h"
 #include "policies/classifier.h"
+#include "policies/config_settings.h"
 #include "policies/evidence.h"
 
 namespace kubegap {
@@ -205,16 +206,18 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
 // script there, and it is what says where the job saves. Bounded: the first few
 // ConfigMap mounts and absolute words are looked at, and the first 64 KiB of the script
 // read (real scripts are far shorter; a hostile object must not make a review slow).
-std::string_view mounted_script(const CommandFacts& facts, const Container& c, const PodSpecView& pod,
-                                const std::string& ns, const ClusterSnapshot* known) {
-  constexpr std::size_t kMaxMounts = 16, kMaxWords = 64, kMaxScriptBytes = 64 * 1024;
-  if (known == nullptr) return {};
-  struct ScriptMount {
-    std::string_view dir;
-    const VolumeMount* mount;
-    const Volume* volume;
-  };
-  std::vector<ScriptMount> mounts;
+constexpr std::size_t kMaxMountedBytes = 64 * 1024;
+
+struct ConfigMapMount {
+  std::string_view dir;  // the mount path without a trailing '/'
+  const VolumeMount* mount;
+  const Volume* volume;
+};
+
+// config_map_mounts: the container's ConfigMap volume mounts, the first 16 of them.
+std::vector<ConfigMapMount> config_map_mounts(const Container& c, const PodSpecView& pod) {
+  constexpr std::size_t kMaxMounts = 16;
+  std::vector<ConfigMapMount> mounts;
   for (const auto& m : c.volume_mounts) {
     if (mounts.size() == kMaxMounts) break;
     const auto volume =
@@ -224,6 +227,18 @@ std::string_view mounted_script(const CommandFacts& facts, const Container& c, c
     while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
     mounts.push_back({dir, &m, &*volume});
   }
+  return mounts;
+}
+
+bool is_script(std::string_view key, std::string_view text) {
+  return key.ends_with(".sh") || key.ends_with(".bash") || key.ends_with(".py") || text.starts_with("#!");
+}
+
+std::string_view mounted_script(const CommandFacts& facts, const Container& c, const PodSpecView& pod,
+                                const std::string& ns, const ClusterSnapshot* known) {
+  constexpr std::size_t kMaxWords = 64;
+  if (known == nullptr) return {};
+  const std::vector<ConfigMapMount> mounts = config_map_mounts(c, pod);
   if (mounts.empty()) return {};
   std::size_t looked = 0;
   for (const auto& word : facts.words) {
@@ -253,11 +268,64 @@ std::string_view mounted_script(const CommandFacts& facts, const Container& c, c
       const std::string_view script(text->second);
       const std::string_view first_line = script.substr(0, script.find('\n'));
       if (word.ends_with(".sh") || (script.starts_with("#!") && first_line.find("sh") != std::string_view::npos)) {
-        return script.substr(0, kMaxScriptBytes);
+        return script.substr(0, kMaxMountedBytes);
       }
     }
   }
   return {};
+}
+
+// mounted_settings: the settings of the config files (not scripts) in the ConfigMap
+// volumes the container mounts, when the input or the cluster view holds them: where a
+// program reads `output_dir` or `max_steps` from a file rather than from flags. Bounded
+// like mounted_script: 64 KiB of text and 256 settings in all.
+std::vector<EnvVar> mounted_settings(const Container& c, const PodSpecView& pod, const std::string& ns,
+                                     const ClusterSnapshot* known) {
+  constexpr std::size_t kMaxSettings = 256;
+  std::vector<EnvVar> settings;
+  if (known == nullptr) return settings;
+  std::size_t budget = kMaxMountedBytes;
+  for (const auto& [dir, m, volume] : config_map_mounts(c, pod)) {
+    const StringMap* data = known->config_map(ns, volume->config_map);
+    if (data == nullptr) continue;
+    for (const auto& [key, text] : *data) {
+      const bool listed = volume->items.empty() || std::any_of(volume->items.begin(), volume->items.end(),
+                                                               [&](const auto& kp) { return kp.first == key; });
+      if (!listed || (!m->sub_path.empty() && m->sub_path != key) || is_script(key, text)) continue;
+      if (budget == 0 || settings.size() == kMaxSettings) return settings;
+      const std::string_view read = std::string_view(text).substr(0, budget);
+      budget -= read.size();
+      append_config_settings(read, kMaxSettings, settings);
+    }
+  }
+  return settings;
+}
+
+// add_settings: what the container's config files say, after its command and env have
+// spoken: where it saves, whether saving is off, and, when nothing else said it trains, a
+// training setting (weak evidence: it judges a Job, it does not make a Deployment training).
+void add_settings(EvidenceFacts& out, const std::vector<EnvVar>& settings, std::string_view working_dir,
+                  const Policy& policy) {
+  if (settings.empty()) return;
+  const CommandFacts none;
+  if (out.checkpointing_off.empty()) {
+    if (auto off = checkpointing_off(none, settings, policy)) out.checkpointing_off = *off + " (config file)";
+  }
+  // Where it saves: a flag or env var of the command wins over the file (programs that
+  // read both let the command line override the file).
+  if (out.destination.empty() && out.save_path.empty()) {
+    if (auto where = checkpoint_destination(none, settings, policy)) {
+      out.destination = *where;
+    } else if (auto saved = save_path(none, settings, policy, working_dir)) {
+      out.save_flag = saved->flag + " (config file)";
+      out.save_path = std::move(saved->path);
+    }
+  }
+  if (!out.training.empty()) return;
+  // Settings stand where env would: a training flag's name among them says "env NAME".
+  if (auto why = training_evidence(none, settings, policy); why && why->starts_with("env ")) {
+    out.training = "config file setting " + why->substr(4);
+  }
 }
 
 // pod_evidence: a pod spec's main containers. Diagnostic only when every main container
@@ -279,6 +347,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     out.daemons_only = out.daemons_only && daemon;
     std::vector<EnvVar> merged;
     const std::vector<EnvVar>& env = effective_env(c, ns, known, merged);
+    const std::vector<EnvVar> settings = mounted_settings(c, pod, ns, known);
     if (!facts.has_command || daemon) {
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())
@@ -290,11 +359,13 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
         any_voice = true;
         if (out.diagnostic.empty()) out.diagnostic = *diag;
       }
+      add_settings(out, settings, c.working_dir, policy);
       continue;
     }
     any_voice = true;
     out.runs_command = true;
     add_command(out, facts, env, c.image, entrypoint_image_of(c), c.working_dir, policy, all_diagnostic);
+    add_settings(out, settings, c.working_dir, policy);
   }
   // A native sidecar (an init container that keeps running) can be the server.
   for (const auto& c : pod.init_containers) {

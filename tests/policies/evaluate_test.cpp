@@ -211,6 +211,43 @@ TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
   EXPECT_EQ(judge("/etc/config/train.sh", "train.sh", &known), "");
 }
 
+// A config file in a ConfigMap volume (not a script) speaks where flags would: a training
+// setting judges an otherwise silent pod, an output_dir setting says where it saves; a flag
+// on the command line wins over the file. Only when the ConfigMap is in view.
+TEST(Evaluate, AConfigFileFromAConfigMapVolumeSpeaksLikeFlags) {
+  const auto judge = [](std::vector<std::string> command, const std::string& file, bool in_view = true) {
+    PodSpecView pod = with_volume(gpu_pod(), pvc("data"), "/data");
+    Volume config = volume("config", "configMap");
+    config.config_map = "train-config";
+    pod = with_volume(pod, config, "/config");
+    pod.containers.front().command = std::move(command);
+    const ClusterSnapshot view({}, {}, {}, {{"ml", "train-config", {{"train.yaml", file}}}});
+    const auto findings = evaluate(pod_object(pod), in_view ? &view : nullptr, default_policy());
+    const Finding* f = find_finding(findings, kCheckpointVolume);
+    if (f == nullptr) return std::string("none");
+    return (f->outcome == Outcome::kFinding ? "finding: " : "other: ") + f->message + " " + f->reason;
+  };
+  const std::string yaml =
+      "trainer:\n  max_steps: 40000\n  lr: 0.0006   # peak\noutput:\n  output_dir: \"/workspace/out\"\n";
+  const std::vector<std::string> silent = {"bash", "/app/entrypoint.sh"};
+  const std::string saved = judge(silent, yaml);
+  EXPECT_TRUE(saved.starts_with("finding: "));
+  EXPECT_NE(saved.find("/workspace/out (output_dir (config file))"), std::string::npos) << saved;
+  EXPECT_NE(judge(silent, yaml, false).find("no sign that this pod trains"), std::string::npos);
+  // The command line's flag wins: /data is the durable PVC.
+  EXPECT_TRUE(judge({"bash", "/app/entrypoint.sh", "--output_dir", "/data/out", "--lr", "1e-4"}, yaml) == "none");
+  // Object storage in the file, TOML and JSON spellings.
+  EXPECT_NE(
+      judge(silent, "[job]\nsteps = 9000\ndump_folder = \"gs://runs/a\"\ncheckpoint_dir = \"gs://runs/a\"\n", true)
+          .find("gs://runs/a"),
+      std::string::npos);
+  EXPECT_TRUE(judge(silent, "{\n  \"num_train_epochs\": 3,\n  \"output_dir\": \"/data/run\"\n}\n") == "none");
+  // Saving switched off in the file.
+  EXPECT_NE(judge(silent, "max_steps: 40000\nsave_strategy: \"no\"\n").find("save_strategy=no"), std::string::npos);
+  // A file with no setting of a training program says nothing.
+  EXPECT_NE(judge(silent, "log_level: info\nport: 8080\n").find("no sign that this pod trains"), std::string::npos);
+}
+
 TEST(Evaluate, PlainWebPodHasNoFindingsEvenWithGaps) {
   // Pinned to a zone, no volume, no PDB: still nothing, because it is not a training pod.
   const PodSpecView pod = with_node_selector(with_labels(cpu_pod(), {{"app", "web"}}), {{kZone, "us-east-1a"}});

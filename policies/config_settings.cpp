@@ -1,0 +1,73 @@
+#include "policies/config_settings.h"
+
+#include <string>
+
+namespace kubegap {
+namespace {
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == ',')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// setting_value: the value as written after the separator: a quoted string without its
+// quotes, or a plain value without a trailing ` # comment`; empty when the line has no
+// value of its own (`model:` opening a mapping, `[`, `{`, `|`, `>`).
+std::string_view setting_value(std::string_view rest) {
+  rest = trim(rest);
+  if (rest.empty()) return {};
+  if (rest.front() == '"' || rest.front() == '\'') {
+    const auto close = rest.find(rest.front(), 1);
+    return close == std::string_view::npos ? std::string_view{} : rest.substr(1, close - 1);
+  }
+  if (const auto comment = rest.find(" #"); comment != std::string_view::npos) rest = trim(rest.substr(0, comment));
+  if (rest.empty() || rest.front() == '[' || rest.front() == '{' || rest.front() == '|' || rest.front() == '>' ||
+      rest.front() == '&' || rest.front() == '*') {
+    return {};
+  }
+  return rest;
+}
+
+}  // namespace
+
+void append_config_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out) {
+  while (!text.empty() && out.size() < max_settings) {
+    const auto end = text.find('\n');
+    std::string_view line = trim(text.substr(0, end));
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (line.starts_with("- ")) line = trim(line.substr(2));  // a YAML list item's first key
+    std::string_view name;
+    const bool quoted = !line.empty() && line.front() == '"';
+    if (quoted) {  // JSON
+      const auto close = line.find('"', 1);
+      if (close == std::string_view::npos) continue;
+      name = line.substr(1, close - 1);
+      line.remove_prefix(close + 1);
+    } else {
+      std::size_t n = 0;
+      while (n < line.size() && name_char(line[n])) ++n;
+      name = line.substr(0, n);
+      line.remove_prefix(n);
+    }
+    line = trim(line);
+    if (name.empty() || line.empty()) continue;
+    // YAML wants a space after the colon (`a:b` is a plain scalar), JSON does not; TOML
+    // and INI use `=`.
+    if (line.front() == ':') {
+      if (!quoted && line.size() > 1 && line[1] != ' ' && line[1] != '\t') continue;
+    } else if (line.front() != '=') {
+      continue;
+    }
+    const std::string_view value = setting_value(line.substr(1));
+    if (!value.empty()) out.push_back({std::string(name), std::string(value)});
+  }
+}
+
+}  // namespace kubegap

@@ -1,0 +1,23 @@
+#pragma once
+// The settings of a training program's config file (YAML, TOML, INI or JSON) kept in a
+// ConfigMap the container mounts: many programs take their step count, learning rate and
+// output directory from such a file rather than from flags (Hugging Face recipes, OmegaConf
+// and Hydra configs, torchtitan's TOML). Read line by line as `name: value` /
+// `name = value` / `"name": value`, nesting ignored: the rules compare setting names the
+// way they compare flag names, so a nested `training.output_dir` and a flag
+// `--output_dir` say the same. Pure string work.
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "policies/pod_view.h"
+
+namespace kubegap {
+
+// append_config_settings: the `name: value` settings of `text` appended to `out` (as env
+// vars without a source), at most `max_settings` in `out` in all. Lines without a value of
+// their own (a mapping's key, a list, a block scalar, comments, section headers) are skipped.
+void append_config_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out);
+
+}  // namespace kubegap

@@ -1,0 +1,50 @@
+// The settings of config files (policies/config_settings.h): YAML, TOML/INI and JSON lines
+// read as name/value pairs; lines without a value of their own skipped; a bound kept.
+#include "policies/config_settings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kubegap {
+namespace {
+
+std::vector<std::pair<std::string, std::string>> read(std::string_view text, std::size_t max = 64) {
+  std::vector<EnvVar> settings;
+  append_config_settings(text, max, settings);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& s : settings) out.emplace_back(s.name, s.value);
+  return out;
+}
+
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+TEST(ConfigSettings, YamlValuesNotMappingsListsOrBlocks) {
+  EXPECT_EQ(read("training:\n  output_dir: /workspace/out  # keep\n  lr: 1.5e-4\n  tags: [a, b]\n"
+                 "  script: |\n    echo hi\n  save_strategy: \"no\"\n- name: x\nurl: http://a:1\n"),
+            (Pairs{{"output_dir", "/workspace/out"},
+                   {"lr", "1.5e-4"},
+                   {"save_strategy", "no"},
+                   {"name", "x"},
+                   {"url", "http://a:1"}}));
+  // `a:b` is one plain scalar in YAML, not a setting; comments and blank lines say nothing.
+  EXPECT_EQ(read("# output_dir: /x\n\nimage:tag\n"), Pairs{});
+}
+
+TEST(ConfigSettings, TomlIniAndJson) {
+  EXPECT_EQ(read("[checkpoint]\nfolder = \"/ckpt\"\nenable_checkpoint = true\n"),
+            (Pairs{{"folder", "/ckpt"}, {"enable_checkpoint", "true"}}));
+  EXPECT_EQ(read("{\n  \"output_dir\": \"/out\",\n  \"num_train_epochs\":3,\n  \"model\": {\n  }\n}\n"),
+            (Pairs{{"output_dir", "/out"}, {"num_train_epochs", "3"}}));
+}
+
+TEST(ConfigSettings, AtMostTheBoundAndNoUnclosedQuote) {
+  EXPECT_EQ(read("a: 1\nb: 2\nc: 3\n", 2).size(), 2U);
+  EXPECT_EQ(read("a: \"open\n\"b\n"), Pairs{});
+  EXPECT_EQ(read(std::string(100000, ':')), Pairs{});
+}
+
+}  // namespace
+}  // namespace kubegap

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "policies/policy.h"
 #include "policies/text.h"
 
 namespace kubegap {
@@ -242,7 +243,38 @@ void add_script(CommandFacts& facts, std::string_view script, int depth) {
   for (const auto& words : split_script(script)) add_command(facts, words, depth);
 }
 
+// read_inline_code: what the inline code in `argv` visibly does (CommandFacts::code_trains
+// and code_saves). The words are Python's and its libraries', not policy: `.fit(` (Keras,
+// scikit-learn, Lightning), `.train(` (Hugging Face Trainer, Ultralytics YOLO, PyTorch's
+// train mode), `.backward(` (a hand-written loop); saving by name, writing files
+// (`open(..., "w").write`, pickle, joblib), exporting, uploading or logging a model, and
+// trainers whose default is to save checkpoints (Hugging Face Trainer saves every 500
+// steps, Lightning's Trainer has a checkpoint callback, YOLO.train writes weights/).
+void read_inline_code(const std::vector<std::string>& argv, CommandFacts& facts) {
+  static constexpr std::array<std::string_view, 3> kTrains = {".fit(", ".train(", ".backward("};
+  static constexpr std::array<std::string_view, 15> kKeeps = {
+      "save",   "checkpoint", "ckpt",         "dump",   "export", "write",    "upload",   "push_to_hub",
+      "output", "log_model",  "log_artifact", "pickle", "joblib", "Trainer(", "lightning"};
+  for (const auto& a : argv) {
+    for (const std::string_view call : kTrains) {
+      if (facts.code_trains.empty() && a.find(call) != std::string::npos) facts.code_trains = call;
+    }
+    if (facts.code_trains == ".train(") facts.code_saves = true;
+    facts.code_saves = facts.code_saves ||
+                       std::any_of(kKeeps.begin(), kKeeps.end(), [&](std::string_view w) { return icontains(a, w); });
+  }
+}
+
 }  // namespace
+
+std::string normalized_flag(std::string_view word) {
+  const auto eq = word.find('=');
+  if (eq != std::string_view::npos) word = word.substr(0, eq);
+  while (!word.empty() && word.front() == '-') word.remove_prefix(1);
+  std::string out(word);
+  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c == '-' ? '_' : ascii_lower(c); });
+  return out;
+}
 
 void append_facts(CommandFacts& into, const CommandFacts& more) {
   into.programs.insert(into.programs.end(), more.programs.begin(), more.programs.end());
@@ -251,7 +283,11 @@ void append_facts(CommandFacts& into, const CommandFacts& more) {
   const std::size_t room = into.words.size() < kMaxWords ? kMaxWords - into.words.size() : 0;
   into.words.insert(into.words.end(), more.words.begin(),
                     more.words.begin() + static_cast<std::ptrdiff_t>(std::min(room, more.words.size())));
-  if (into.inline_code.empty()) into.inline_code = more.inline_code;
+  if (into.inline_code.empty()) {
+    into.inline_code = more.inline_code;
+    into.code_trains = more.code_trains;
+    into.code_saves = more.code_saves;
+  }
 }
 
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args) {
@@ -300,12 +336,18 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
   };
   for (std::size_t i = 0; i + 1 < facts.words.size() && facts.inline_code.empty(); ++i) {
     if (!basename(facts.words[i]).starts_with("python")) continue;
+    // Interpreter switches first (`python3 -u - <<EOF`): one letter each, not -c or -m.
+    const auto is_switch = [](std::string_view w) {
+      return w.size() == 2 && w[0] == '-' && std::isalpha(static_cast<unsigned char>(w[1])) && w != "-c" && w != "-m";
+    };
+    while (i + 2 < facts.words.size() && is_switch(facts.words[i + 1])) ++i;
     const std::string_view next = facts.words[i + 1];
     const bool heredoc = next.starts_with("<<") || (next == "-" && i + 2 < facts.words.size() &&
                                                     std::string_view(facts.words[i + 2]).starts_with("<<"));
     if (next == "-c") facts.inline_code = "-c";
     if (heredoc && !names_saving()) facts.inline_code = "heredoc";
   }
+  if (!facts.inline_code.empty()) read_inline_code(argv, facts);
   return facts;
 }
 

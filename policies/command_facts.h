@@ -23,6 +23,12 @@ struct CommandFacts {
   // How python runs code written in the manifest instead of a program file: "-c"
   // (`python -c CODE`) or "heredoc" (`python - <<EOF`, `python <<EOF`); empty otherwise.
   std::string_view inline_code = {};
+  // What inline code visibly does (read from the whole command text, which holds it):
+  // the training call it makes (".fit(", ".train(", ".backward("), or empty; and whether
+  // it can keep anything: it names saving or writing, or uses a trainer that saves by
+  // default (a `Trainer(`, Lightning, `.train(` of Hugging Face or Ultralytics).
+  std::string_view code_trains = {};
+  bool code_saves = false;
 };
 
 CommandFacts command_facts(const std::vector<std::string>& command, const std::vector<std::string>& args);
@@ -30,6 +36,9 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
 // append_facts: `more` read after what `into` already holds (a script the command runs
 // from a file the manifest carries).
 void append_facts(CommandFacts& into, const CommandFacts& more);
+
+// normalized_flag: "--num-train-epochs" -> "num_train_epochs"; "steps=10" -> "steps".
+std::string normalized_flag(std::string_view word);
 
 // basename_view: the last path component of a word ("/app/train.py" -> "train.py").
 inline std::string_view basename_view(std::string_view word) {

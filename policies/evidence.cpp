@@ -136,15 +136,6 @@ bool looks_like_checkpoint_path(std::string_view path, const Policy& policy) {
   return looks_like_checkpoints(path, policy);
 }
 
-std::string normalized_flag(std::string_view word) {
-  const auto eq = word.find('=');
-  if (eq != std::string_view::npos) word = word.substr(0, eq);
-  while (!word.empty() && word.front() == '-') word.remove_prefix(1);
-  std::string out(word);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c == '-' ? '_' : ascii_lower(c); });
-  return out;
-}
-
 std::optional<std::string> training_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy, std::string_view entrypoint_image) {
   // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test) or
@@ -166,6 +157,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
     if (flags.contains(e.name)) return "env " + e.name;
   }
   if (auto hint = word_hint(facts, policy.training_hints.scripts)) return "script " + *hint;
+  if (!facts.code_trains.empty()) return "inline python that calls " + std::string(facts.code_trains) + ")";
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is
   // named like something that reads checkpoints.
   if (reads_checkpoints(facts, policy, entrypoint_image)) return std::nullopt;
@@ -226,7 +218,9 @@ std::optional<std::string> diagnostic_evidence(const CommandFacts& facts, const 
   }
   if (trains ? *trains : training_evidence(facts, env, policy).has_value()) return std::nullopt;
   if (auto hint = word_hint(facts, policy.diagnostic_hints, false)) return "diagnostic " + *hint;
-  if (!facts.inline_code.empty()) return "inline python " + std::string(facts.inline_code) + " snippet";
+  if (!facts.inline_code.empty() && facts.code_trains.empty()) {
+    return "inline python " + std::string(facts.inline_code) + " snippet";
+  }
   if (!facts.programs.empty() && std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
         return matches(policy.placeholder_commands, p);
       })) {
@@ -422,6 +416,11 @@ std::optional<std::string> set_outside(std::string_view value, const CommandFact
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy) {
   if (auto off = switched(facts, env, policy.checkpointing_off, true)) return off;
+  // Inline code that trains and visibly keeps nothing (a Keras `model.fit` demo on random
+  // data, printing its loss) has nothing to lose.
+  if (!facts.code_trains.empty() && !facts.code_saves) {
+    return "inline python code, which calls " + std::string(facts.code_trains) + ") and saves nothing";
+  }
   return saves_only_when_told(facts, env, policy);
 }
 

@@ -20,9 +20,6 @@
 
 namespace kubegap {
 
-// normalized_flag: "--num-train-epochs" -> "num_train_epochs"; "steps=10" -> "steps".
-std::string normalized_flag(std::string_view word);
-
 // training_evidence: why the command or env shows training ("launcher torchrun", "flag
 // --max_steps", "script finetune.py", "checkpoint path /ckpt"), or nothing. A
 // checkpoint-looking path is weak evidence: a program named like evaluation, conversion,

@@ -635,6 +635,39 @@ TEST(Evidence, ResolvePathJoinsAndNormalizes) {
   EXPECT_EQ(resolve_path("rel", "c"), "");
 }
 
+// Inline code (python -c, a python here-document) is read for what it visibly does: a
+// training call is evidence; one that keeps nothing (no save, write, export, upload, and no
+// trainer that saves by default) has nothing to lose.
+TEST(Evidence, InlineCodeThatTrainsAndKeepsNothing) {
+  const Policy& policy = default_policy();
+  const std::string keras =
+      "import numpy as np\nimport tensorflow as tf\nX = np.random.rand(100, 10)\nmodel = tf.keras.Sequential()\n"
+      "model.compile(optimizer='adam', loss='mse')\nmodel.fit(X, X, epochs=10)\nprint('done')\n";
+  const CommandFacts fit = command_facts({"python", "-c"}, {keras});
+  EXPECT_TRUE(training_evidence(fit, {}, policy));
+  EXPECT_EQ(checkpointing_off(fit, {}, policy), "inline python code, which calls .fit() and saves nothing");
+  const CommandFacts saved = command_facts({"python", "-c"}, {keras + "model.save('/out/m.keras')\n"});
+  EXPECT_TRUE(training_evidence(saved, {}, policy));
+  EXPECT_FALSE(checkpointing_off(saved, {}, policy));
+  // A here-document after interpreter switches; YOLO.train saves weights by default.
+  const CommandFacts yolo = command_facts(
+      {"bash", "-c"},
+      {"set -e\npip install -q ultralytics\npython3 -u - <<'PY'\nfrom ultralytics import YOLO\nm = YOLO('yolo11n.pt')\n"
+       "m.train(data='d.yaml', epochs=30, project='/tmp/yolo/runs')\nPY\n"});
+  EXPECT_EQ(yolo.inline_code, "heredoc");
+  EXPECT_EQ(training_evidence(yolo, {}, policy), "inline python that calls .train()");
+  EXPECT_FALSE(checkpointing_off(yolo, {}, policy));
+  // Weak evidence (not a launcher or a script), yet not a snippet either.
+  EXPECT_FALSE(diagnostic_evidence(yolo, "", {}, policy, false));
+  // A rendezvous smoke test calls no training: still a snippet, no evidence.
+  const CommandFacts smoke =
+      command_facts({"torchrun", "--nproc_per_node=2", "--no-python", "python3", "-c",
+                     "import torch.distributed as d; d.init_process_group('nccl'); print(d.get_rank())"},
+                    {});
+  EXPECT_FALSE(training_evidence(smoke, {}, policy));
+  EXPECT_FALSE(checkpointing_off(smoke, {}, policy));
+}
+
 TEST(Evidence, StrongEvidenceNamesWhatTrains) {
   EXPECT_TRUE(strong_training_evidence("launcher torchrun"));
   EXPECT_TRUE(strong_training_evidence("script train.py"));

@@ -249,12 +249,13 @@ void add_script(CommandFacts& facts, std::string_view script, int depth) {
 // train mode), `.backward(` (a hand-written loop); saving by name, writing files
 // (`open(..., "w").write`, pickle, joblib), exporting, uploading or logging a model, and
 // trainers whose default is to save checkpoints (Hugging Face Trainer saves every 500
-// steps, Lightning's Trainer has a checkpoint callback, YOLO.train writes weights/).
+// steps, Lightning's Trainer has a checkpoint callback, YOLO.train writes weights/), Keras'
+// BackupAndRestore callback, MLflow's autolog (a local ./mlruns by default).
 void read_inline_code(const std::vector<std::string>& argv, CommandFacts& facts) {
   static constexpr std::array<std::string_view, 3> kTrains = {".fit(", ".train(", ".backward("};
-  static constexpr std::array<std::string_view, 15> kKeeps = {
-      "save",   "checkpoint", "ckpt",         "dump",   "export", "write",    "upload",   "push_to_hub",
-      "output", "log_model",  "log_artifact", "pickle", "joblib", "Trainer(", "lightning"};
+  static constexpr std::array<std::string_view, 17> kKeeps = {
+      "backup",      "autolog", "save",      "checkpoint",   "ckpt",   "dump",   "export",   "write",    "upload",
+      "push_to_hub", "output",  "log_model", "log_artifact", "pickle", "joblib", "Trainer(", "lightning"};
   for (const auto& a : argv) {
     for (const std::string_view call : kTrains) {
       if (facts.code_trains.empty() && a.find(call) != std::string::npos) facts.code_trains = call;
@@ -334,6 +335,7 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
     return std::any_of(argv.begin(), argv.end(),
                        [](const std::string& a) { return icontains(a, "save") || icontains(a, "checkpoint"); });
   };
+  bool inline_code = false;  // any, a snippet or not: read for what it does below
   for (std::size_t i = 0; i + 1 < facts.words.size() && facts.inline_code.empty(); ++i) {
     if (!basename(facts.words[i]).starts_with("python")) continue;
     // Interpreter switches first (`python3 -u - <<EOF`): one letter each, not -c or -m.
@@ -346,8 +348,9 @@ CommandFacts command_facts(const std::vector<std::string>& command, const std::v
                                                     std::string_view(facts.words[i + 2]).starts_with("<<"));
     if (next == "-c") facts.inline_code = "-c";
     if (heredoc && !names_saving()) facts.inline_code = "heredoc";
+    inline_code = inline_code || next == "-c" || heredoc;
   }
-  if (!facts.inline_code.empty()) read_inline_code(argv, facts);
+  if (inline_code) read_inline_code(argv, facts);
   return facts;
 }
 

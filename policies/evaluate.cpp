@@ -285,17 +285,26 @@ std::vector<EnvVar> mounted_settings(const Container& c, const PodSpecView& pod,
   std::vector<EnvVar> settings;
   if (known == nullptr) return settings;
   std::size_t budget = kMaxMountedBytes;
-  for (const auto& [dir, m, volume] : config_map_mounts(c, pod)) {
+  for (const ConfigMapMount& mount : config_map_mounts(c, pod)) {
+    const Volume* volume = mount.volume;
     const StringMap* data = known->config_map(ns, volume->config_map);
     if (data == nullptr) continue;
-    for (const auto& [key, text] : *data) {
-      const bool listed = volume->items.empty() || std::any_of(volume->items.begin(), volume->items.end(),
-                                                               [&](const auto& kp) { return kp.first == key; });
-      if (!listed || (!m->sub_path.empty() && m->sub_path != key) || is_script(key, text)) continue;
-      if (budget == 0 || settings.size() == kMaxSettings) return settings;
+    const std::string& sub_path = mount.mount->sub_path;
+    const auto read_file = [&](const std::string& key, const std::string& text) {
+      if ((!sub_path.empty() && sub_path != key) || is_script(key, text)) return;
       const std::string_view read = std::string_view(text).substr(0, budget);
       budget -= read.size();
       append_config_settings(read, kMaxSettings, settings);
+    };
+    if (volume->items.empty()) {
+      for (const auto& [key, text] : *data) {
+        if (budget == 0 || settings.size() == kMaxSettings) return settings;
+        read_file(key, text);
+      }
+    }
+    for (const auto& item : volume->items) {  // only the listed keys are there
+      if (budget == 0 || settings.size() == kMaxSettings) return settings;
+      if (const auto it = data->find(item.first); it != data->end()) read_file(it->first, it->second);
     }
   }
   return settings;
@@ -304,15 +313,30 @@ std::vector<EnvVar> mounted_settings(const Container& c, const PodSpecView& pod,
 // add_settings: what the container's config files say, after its command and env have
 // spoken: where it saves, whether saving is off, and, when nothing else said it trains, a
 // training setting (weak evidence: it judges a Job, it does not make a Deployment training).
-void add_settings(EvidenceFacts& out, const std::vector<EnvVar>& settings, std::string_view working_dir,
+// A name the command line or env sets is theirs (programs that read both let the command
+// override the file); a `${VAR}` in a file's value reads the container's env.
+void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
+                  std::vector<EnvVar> settings, std::string_view working_dir, std::string_view entrypoint_image,
                   const Policy& policy) {
+  const auto last = [](const std::string& name) {
+    const auto dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(dot + 1);
+  };
+  std::erase_if(settings, [&](const EnvVar& s) {
+    const std::string name = last(normalized_flag(s.name));
+    // In a file, a model path is the model it loads (`model_path: /models/base`).
+    if (name == "model_path" || name == "model_name_or_path") return true;
+    return std::any_of(facts.words.begin(), facts.words.end(),
+                       [&](const std::string& w) { return w.starts_with('-') && last(normalized_flag(w)) == name; }) ||
+           std::any_of(env.begin(), env.end(), [&](const EnvVar& e) { return last(normalized_flag(e.name)) == name; });
+  });
   if (settings.empty()) return;
+  const std::size_t own = settings.size();
+  settings.insert(settings.end(), env.begin(), env.end());
   const CommandFacts none;
   if (out.checkpointing_off.empty()) {
     if (auto off = checkpointing_off(none, settings, policy)) out.checkpointing_off = *off + " (config file)";
   }
-  // Where it saves: a flag or env var of the command wins over the file (programs that
-  // read both let the command line override the file).
   if (out.destination.empty() && out.save_path.empty()) {
     if (auto where = checkpoint_destination(none, settings, policy)) {
       out.destination = *where;
@@ -321,7 +345,14 @@ void add_settings(EvidenceFacts& out, const std::vector<EnvVar>& settings, std::
       out.save_path = std::move(saved->path);
     }
   }
-  if (!out.training.empty()) return;
+  // Not for a program that reads checkpoints (`eval.py --config train.yaml`), a
+  // diagnostic, a server, or a file that sets a short or synthetic run.
+  if (!out.training.empty() || !out.diagnostic.empty() || !out.serving.empty() ||
+      reads_checkpoints(facts, policy, entrypoint_image)) {
+    return;
+  }
+  settings.resize(own);
+  if (benchmark_evidence(none, settings, policy)) return;
   // Settings stand where env would: a training flag's name among them says "env NAME".
   if (auto why = training_evidence(none, settings, policy); why && why->starts_with("env ")) {
     out.training = "config file setting " + why->substr(4);
@@ -359,13 +390,13 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
         any_voice = true;
         if (out.diagnostic.empty()) out.diagnostic = *diag;
       }
-      add_settings(out, settings, c.working_dir, policy);
+      add_settings(out, facts, env, settings, c.working_dir, entrypoint_image_of(c), policy);
       continue;
     }
     any_voice = true;
     out.runs_command = true;
     add_command(out, facts, env, c.image, entrypoint_image_of(c), c.working_dir, policy, all_diagnostic);
-    add_settings(out, settings, c.working_dir, policy);
+    add_settings(out, facts, env, settings, c.working_dir, entrypoint_image_of(c), policy);
   }
   // A native sidecar (an init container that keeps running) can be the server.
   for (const auto& c : pod.init_containers) {

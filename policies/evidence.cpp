@@ -5,82 +5,11 @@
 #include <cctype>
 #include <set>
 
+#include "policies/flag_words.h"
 #include "policies/text.h"
 
 namespace kubegap {
 namespace {
-
-// Case-insensitive (ASCII) comparisons without lowered copies: they run for every word
-// of every command line against every hint of the policy.
-bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
-
-bool istarts_with(std::string_view text, std::string_view prefix) {
-  return text.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), text.begin(), iequal);
-}
-
-bool matches(const std::vector<std::string>& patterns, std::string_view text) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return wildcard_match_icase(p, text); });
-}
-
-// flag_name: a word as a flag name: without leading dashes and any `=value`.
-std::string_view flag_name(std::string_view word) {
-  const auto eq = word.find('=');
-  if (eq != std::string_view::npos) word = word.substr(0, eq);
-  while (!word.empty() && word.front() == '-') word.remove_prefix(1);
-  return word;
-}
-
-// same_flag: equal as normalized_flag would make them, without making them.
-char fold_flag_char(char c) { return c == '-' ? '_' : ascii_lower(c); }
-
-bool same_flag(std::string_view a, std::string_view b) {
-  a = flag_name(a);
-  b = flag_name(b);
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return fold_flag_char(x) == fold_flag_char(y); });
-}
-
-// FlagValue: a flag name and its value, from `--name=value`, `name=value` or
-// `--name value`: views into the command's words (NameSet compares names without case
-// or dashes, so nothing is copied to normalize them).
-struct FlagValue {
-  std::string_view name;  // as written, without leading dashes
-  std::string_view value;
-};
-
-std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {
-  std::vector<FlagValue> out;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string_view w = words[i];
-    const auto eq = w.find('=');
-    if (eq != std::string_view::npos && eq > 0) {
-      out.push_back({flag_name(w.substr(0, eq)), w.substr(eq + 1)});
-    } else if (w.size() > 1 && w.front() == '-' && i + 1 < words.size() && words[i + 1].front() != '-') {
-      out.push_back({flag_name(w), words[i + 1]});
-    }
-  }
-  return out;
-}
-
-// NameSet: a policy list of flag names; a word is in it when it names one of them.
-class NameSet {
- public:
-  explicit NameSet(const std::vector<std::string>& names) : names_(names) {}
-  // A dotted override (`--config.num_train_steps=10`, Hydra's `trainer.max_epochs=3`)
-  // names its last component too.
-  bool contains(std::string_view word) const {
-    std::string_view last = flag_name(word);
-    const auto dot = last.rfind('.');
-    last = dot == std::string_view::npos ? std::string_view() : last.substr(dot + 1);
-    return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) {
-      return same_flag(n, word) || (!last.empty() && same_flag(n, last));
-    });
-  }
-
- private:
-  const std::vector<std::string>& names_;
-};
 
 bool looks_like_checkpoints(std::string_view text, const Policy& policy) {
   return std::any_of(policy.checkpoint_path_hints.begin(), policy.checkpoint_path_hints.end(),
@@ -98,11 +27,6 @@ std::optional<std::string> word_hint(const CommandFacts& facts, const std::vecto
     if (matches(patterns, w) || (base.size() != w.size() && matches(patterns, base))) return std::string(base);
   }
   return std::nullopt;
-}
-
-bool has_scheme(const std::string& value, const Policy& policy) {
-  return std::any_of(policy.object_storage_schemes.begin(), policy.object_storage_schemes.end(),
-                     [&](const std::string& scheme) { return istarts_with(value, scheme); });
 }
 
 }  // namespace
@@ -132,6 +56,23 @@ bool reads_checkpoints(const CommandFacts& facts, const Policy& policy, std::str
   return !entrypoint_image.empty() && matches(policy.training_hints.non_training, image_name(entrypoint_image));
 }
 
+namespace {
+
+// launches_only_readers: the command's python scripts are all named for reading
+// checkpoints (`torchrun example_chat_completion.py`, `deepspeed inference.py`); other
+// words (`export`, `--eval_steps`, `--compile`) do not count.
+bool launches_only_readers(const CommandFacts& facts, const Policy& policy) {
+  bool any = false;
+  for (const auto& w : facts.words) {
+    if (w.starts_with('-') || !w.ends_with(".py")) continue;
+    if (!matches(policy.training_hints.non_training, basename_view(w))) return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
 bool looks_like_checkpoint_path(std::string_view path, const Policy& policy) {
   return looks_like_checkpoints(path, policy);
 }
@@ -141,7 +82,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
   // A launcher that runs an inline `python -c` snippet (a rendezvous or NCCL smoke test) or
   // a program named for reading checkpoints (`torchrun example_chat_completion.py`) launches
   // no training program: the launcher alone is no evidence then.
-  if (facts.inline_code.empty() && !reads_checkpoints(facts, policy, entrypoint_image)) {
+  if (facts.inline_code.empty() && !launches_only_readers(facts, policy)) {
     if (auto hint = word_hint(facts, policy.training_hints.launchers)) return "launcher " + *hint;
   }
   const NameSet flags(policy.training_hints.flags);
@@ -357,60 +298,6 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
   return std::nullopt;
 }
 
-// expand_env_reference: a value that starts with a reference to one of the container's
-// env vars, `$(NAME)` (the kubelet expands it in command and args) or `$NAME`/`${NAME}`
-// (a shell does), with that var's literal value put in: `--output_dir=$(OUT)/run1` with
-// OUT=gs://b is gs://b/run1. Anything else is returned as written.
-// EnvReference: a value that starts with `$(NAME)`, `${NAME}` or `$NAME`.
-struct EnvReference {
-  std::string_view name;
-  std::size_t end = 0;   // where the reference ends in the value
-  bool kubelet = false;  // $(NAME): only the kubelet expands it, from the container's env
-};
-
-std::optional<EnvReference> env_reference(std::string_view value) {
-  if (value.size() < 2 || value[0] != '$') return std::nullopt;
-  const char open = value[1] == '(' ? '(' : value[1] == '{' ? '{' : '\0';
-  const std::size_t start = open == '\0' ? 1 : 2;
-  std::size_t end = start;
-  while (end < value.size() && (std::isalnum(static_cast<unsigned char>(value[end])) || value[end] == '_')) ++end;
-  if (end == start) return std::nullopt;
-  if (open != '\0' && (end >= value.size() || value[end] != (open == '(' ? ')' : '}'))) return std::nullopt;
-  return EnvReference{value.substr(start, end - start), end + (open == '\0' ? 0 : 1), open == '('};
-}
-
-std::string expand_env_reference(std::string_view value, const std::vector<EnvVar>& env) {
-  const auto ref = env_reference(value);
-  if (!ref) return std::string(value);
-  const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == ref->name; });
-  if (var == env.end() || var->value.empty()) return std::string(value);
-  return var->value + std::string(value.substr(ref->end));
-}
-
-// set_outside: for a value that refers to a var this object does not give a value
-// (valueFrom a ConfigMap or Secret, an envFrom source the input does not hold, or, for
-// a shell or template reference, no var at all), the reference and where it comes from:
-// the place it names is not in the object, so nothing can be said about it.
-std::optional<std::string> set_outside(std::string_view value, const CommandFacts& facts,
-                                       const std::vector<EnvVar>& env) {
-  const auto ref = env_reference(value);
-  if (!ref) return std::nullopt;
-  const auto var = std::find_if(env.begin(), env.end(), [&](const EnvVar& e) { return e.name == ref->name; });
-  if (var != env.end()) {
-    if (var->from.empty()) return std::nullopt;
-    return std::string(value) + " (set from " + var->from + ")";
-  }
-  const auto source = std::find_if(env.begin(), env.end(), [](const EnvVar& e) { return e.name.empty(); });
-  if (source != env.end()) return std::string(value) + " (perhaps set from " + source->from + ")";
-  // The kubelet leaves an unknown $(NAME) as it is; a shell script may set the var itself.
-  if (ref->kubelet) return std::nullopt;
-  const bool assigned = std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
-    return w.size() > ref->name.size() && w.starts_with(ref->name) && w[ref->name.size()] == '=';
-  });
-  if (assigned) return std::nullopt;
-  return std::string(value) + " (not set in this object)";
-}
-
 }  // namespace
 
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
@@ -418,7 +305,12 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
   if (auto off = switched(facts, env, policy.checkpointing_off, true)) return off;
   // Inline code that trains and visibly keeps nothing (a Keras `model.fit` demo on random
   // data, printing its loss) has nothing to lose.
-  if (!facts.code_trains.empty() && !facts.code_saves) {
+  const auto python_only = [&] {  // no other program that may train beside the inline code
+    return std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
+      return p.starts_with("python") || matches(policy.placeholder_commands, p);
+    });
+  };
+  if (!facts.code_trains.empty() && !facts.code_saves && python_only()) {
     return "inline python code, which calls " + std::string(facts.code_trains) + ") and saves nothing";
   }
   return saves_only_when_told(facts, env, policy);
@@ -571,16 +463,21 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
-  // Any name of a bucket the run writes to (MODEL_BUCKET), not one it reads (DATA_BUCKET).
-  const auto storage = [&](std::string_view name) {
-    const std::string_view n = flag_name(name);
-    return storage_flags.contains(name) ||
-           (icontains(n, "bucket") && !icontains(n, "data") && !icontains(n, "input") && !icontains(n, "source"));
+  // Other names of a bucket the run writes to (MODEL_BUCKET=s3://..., --artifacts-bucket
+  // gs://...): only with an object-storage URL as the value, and not a bucket it reads
+  // (DATA_BUCKET) or one for logs.
+  const auto output_bucket = [&](std::string_view name) {
+    const std::string n = normalized_flag(name);
+    return n.ends_with("bucket") && n.find("data") == std::string::npos && n.find("input") == std::string::npos &&
+           n.find("source") == std::string::npos && n.find("log") == std::string::npos;
   };
   const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
-    if (written.empty() || !storage(name)) return std::nullopt;
+    if (written.empty()) return std::nullopt;
+    const bool listed = storage_flags.contains(name);
+    if (!listed && !output_bucket(name)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
+    if (!listed) return std::nullopt;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return set_outside(value, facts, env);
   };
@@ -588,7 +485,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
     if (auto d = destination(name, value)) return d;
   }
   for (const auto& e : env) {
-    if (!e.from.empty() && !e.name.empty() && storage(e.name)) {
+    if (!e.from.empty() && !e.name.empty() && storage_flags.contains(e.name)) {
       return "$(" + e.name + ") (set from " + e.from + ")";
     }
     if (auto d = destination(e.name, e.value)) return d;

@@ -437,8 +437,7 @@ void set_default_hints(Policy& p) {  // data table
                           "nsys",
                           "ncu",
                           "nvprof",
-                          "mlpstorage",
-                          "neuron_parallel_compile"};
+                          "mlpstorage"};
   p.checkpoint_storage_flags = {"checkpoint",
                                 "checkpoint_dir",
                                 "checkpoint_path",

@@ -244,6 +244,40 @@ TEST(Evaluate, AConfigFileFromAConfigMapVolumeSpeaksLikeFlags) {
   EXPECT_TRUE(judge(silent, "{\n  \"num_train_epochs\": 3,\n  \"output_dir\": \"/data/run\"\n}\n") == "none");
   // Saving switched off in the file.
   EXPECT_NE(judge(silent, "max_steps: 40000\nsave_strategy: \"no\"\n").find("save_strategy=no"), std::string::npos);
+  // A switch on the command line wins over the file's (torchtitan's checkpoint switch).
+  const std::string toml =
+      "[training]\nsteps = 9000\n[checkpoint]\nenable_checkpoint = false\ncheckpoint_dir = \"/tmp/ck\"\n";
+  EXPECT_NE(judge(silent, toml).find("checkpointing disabled"), std::string::npos);
+  EXPECT_TRUE(
+      judge({"torchrun", "-m", "torchtitan.train", "--checkpoint.enable_checkpoint"}, toml).starts_with("finding: "));
+  // A program named for reading checkpoints is not made training by the file it reads; a
+  // short run in the file is no training either; the model a file loads is not a save path.
+  EXPECT_NE(judge({"python", "/app/eval.py"}, yaml).find("no sign that this pod trains"), std::string::npos);
+  EXPECT_NE(judge(silent, "max_steps: 20\noutput_dir: /tmp/o\n").find("no sign that this pod trains"),
+            std::string::npos);
+  EXPECT_TRUE(judge({"torchrun", "train.py"}, "model_path: /models/base\nepochs: 3\n") == "none");
+  // A `${VAR}` in the file reads the container's env.
+  {
+    PodSpecView pod = with_volume(with_volume(gpu_pod(), pvc("data"), "/data"), empty_dir("scratch"), "/scratch");
+    Volume config = volume("config", "configMap");
+    config.config_map = "train-config";
+    config.items = {{"train.yaml", "train.yaml"}};
+    pod = with_volume(pod, config, "/config");
+    pod.containers.front().env = {{"RUN_DIR", "/scratch/run"}};
+    const ClusterSnapshot view(
+        {}, {}, {},
+        {{"ml",
+          "train-config",
+          {{"train.yaml", "output_dir: ${RUN_DIR}/out\n"}, {"other.yaml", "output_dir: /data/x\n"}}}});
+    const auto findings = evaluate(pod_object(pod), &view, default_policy());
+    const Finding* f = find_finding(findings, kCheckpointVolume);
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->message.find("/scratch/run/out"), std::string::npos) << f->message;
+    // Without items every key is there: the first file read names /data (durable).
+    pod.volumes.back().items.clear();
+    const auto all_keys = evaluate(pod_object(pod), &view, default_policy());
+    EXPECT_EQ(find_finding(all_keys, kCheckpointVolume), nullptr);
+  }
   // A file with no setting of a training program says nothing.
   EXPECT_NE(judge(silent, "log_level: info\nport: 8080\n").find("no sign that this pod trains"), std::string::npos);
 }

@@ -213,6 +213,19 @@ const std::vector<EvidenceRow> kRows = {
      "flag epochs",
      {},
      "s3://artifacts/models"},
+    // Not a bucket it writes to: a region, a switch, a mount path, a log or a source bucket.
+    {"BucketNamedSettingsThatAreNotDestinations",
+     {"python", "train.py", "--epochs=60"},
+     {},
+     {{"S3_BUCKET_REGION", "us-west-2"},
+      {"USE_BUCKET", "true"},
+      {"GCS_BUCKET_MOUNT", "/mnt/gcs"},
+      {"LOGS_BUCKET", "gs://logs"},
+      {"SOURCE_BUCKET", "s3://raw"},
+      {"MODEL_BUCKET", "plain-name"}},
+     "flag epochs",
+     {},
+     {}},
     {"ADataBucketIsInput",
      {"python", "train.py", "--epochs=60"},
      {},
@@ -230,6 +243,16 @@ const std::vector<EvidenceRow> kRows = {
      {},
      {}},
     {"ALauncherOfAnInferenceScriptIsNoEvidence", {"deepspeed", "--num_gpus", "2", "inference.py"}, {}, {}, {}, {}, {}},
+    // Only the scripts it runs decide, not other words of the command.
+    {"ALauncherBesideOtherWordsIsEvidence",
+     {"bash", "-c",
+      "export NCCL_DEBUG=INFO; python download_data.py && torchrun main.py --compile --eval_every 100 --dataset "
+      "prompt_completion.jsonl"},
+     {},
+     {},
+     "launcher torchrun",
+     {},
+     {}},
     {"ALauncherOfAProgramIsEvidence",
      {"torchrun", "--nproc_per_node", "8", "main.py"},
      {},
@@ -487,8 +510,9 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
             "benchmark program mlpstorage");
   EXPECT_EQ(bench({"python3", "ray_train_llama2.py", "--neuron_parallel_compile"}),
             "benchmark flag --neuron_parallel_compile");
-  EXPECT_EQ(bench({"neuron_parallel_compile", "torchrun", "--nproc_per_node=32", "run_clm.py"}),
-            "benchmark program neuron_parallel_compile");
+  // As a program it is not: compile-then-train scripts run it before the real run.
+  EXPECT_FALSE(
+      bench({"bash", "-c", "neuron_parallel_compile torchrun run_clm.py; torchrun run_clm.py --max_steps 9000"}));
   EXPECT_FALSE(bench({"torchrun", "--nproc_per_node=8", "train_benchmarked_model.py"}));
   // A bare switch names an undotted flag only: Lightning's trainer.benchmark is cuDNN
   // autotuning of a real run, and no diagnostic word is read out of a flag either.
@@ -657,6 +681,21 @@ TEST(Evidence, InlineCodeThatTrainsAndKeepsNothing) {
   EXPECT_EQ(yolo.inline_code, "heredoc");
   EXPECT_EQ(training_evidence(yolo, {}, policy), "inline python that calls .train()");
   EXPECT_FALSE(checkpointing_off(yolo, {}, policy));
+  // A here-document that says save is a program, not a snippet, and still read.
+  const CommandFacts saving = command_facts(
+      {"bash", "-c"},
+      {"python3 - <<PY\nfrom ultralytics import YOLO\nYOLO('y.pt').train(epochs=30, save_period=5)\nPY\n"});
+  EXPECT_EQ(saving.inline_code, "");
+  EXPECT_EQ(training_evidence(saving, {}, policy), "inline python that calls .train()");
+  // Beside another program that trains, a snippet's keeping nothing says nothing of it.
+  const CommandFacts beside = command_facts(
+      {"bash", "-c"}, {"python -c 'import torch; x=torch.ones(2, requires_grad=True); x.sum().backward()'\n"
+                       "torchrun train.py --max_steps 10000"});
+  EXPECT_FALSE(checkpointing_off(beside, {}, policy));
+  // Keras' BackupAndRestore keeps state.
+  EXPECT_FALSE(checkpointing_off(
+      command_facts({"python", "-c"}, {keras + "cb = tf.keras.callbacks.BackupAndRestore(backup_dir='/tmp/b')\n"}), {},
+      policy));
   // Weak evidence (not a launcher or a script), yet not a snippet either.
   EXPECT_FALSE(diagnostic_evidence(yolo, "", {}, policy, false));
   // A rendezvous smoke test calls no training: still a snippet, no evidence.

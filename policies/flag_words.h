@@ -1,0 +1,83 @@
+#pragma once
+// The words of a command line as flags and values, shared by the evidence rules
+// (policies/evidence.cpp): case- and dash-insensitive flag names, `--name value` pairs,
+// policy name lists, object-storage URLs and env references in values. Pure string work.
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policies/command_facts.h"
+#include "policies/pod_view.h"
+#include "policies/policy.h"
+
+namespace kubegap {
+
+// Case-insensitive (ASCII) comparisons without lowered copies: they run for every word
+// of every command line against every hint of the policy.
+inline bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
+
+// fold_flag_char: a flag name's byte as normalized_flag makes it (`-` as `_`, lower case).
+inline char fold_flag_char(char c) { return c == '-' ? '_' : ascii_lower(c); }
+
+// istarts_with: `text` starts with `prefix`, ASCII case-insensitively.
+bool istarts_with(std::string_view text, std::string_view prefix);
+
+// matches: one of the wildcard `patterns` matches `text` (case-insensitively).
+bool matches(const std::vector<std::string>& patterns, std::string_view text);
+
+// flag_name: a word as a flag name: without leading dashes and any `=value`.
+std::string_view flag_name(std::string_view word);
+
+// same_flag: equal as normalized_flag would make them, without making them.
+bool same_flag(std::string_view a, std::string_view b);
+
+// FlagValue: a flag name and its value, from `--name=value`, `name=value` or
+// `--name value`: views into the command's words (NameSet compares names without case
+// or dashes, so nothing is copied to normalize them).
+struct FlagValue {
+  std::string_view name;  // as written, without leading dashes
+  std::string_view value;
+};
+
+std::vector<FlagValue> flag_values(const std::vector<std::string>& words);
+
+// NameSet: a policy list of flag names; a word is in it when it names one of them.
+class NameSet {
+ public:
+  explicit NameSet(const std::vector<std::string>& names) : names_(names) {}
+  // A dotted override (`--config.num_train_steps=10`, Hydra's `trainer.max_epochs=3`)
+  // names its last component too.
+  bool contains(std::string_view word) const {
+    std::string_view last = flag_name(word);
+    const auto dot = last.rfind('.');
+    last = dot == std::string_view::npos ? std::string_view() : last.substr(dot + 1);
+    return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) {
+      return same_flag(n, word) || (!last.empty() && same_flag(n, last));
+    });
+  }
+
+ private:
+  const std::vector<std::string>& names_;
+};
+
+// has_scheme: the value is an object-storage URL (policy objectStorageSchemes).
+bool has_scheme(const std::string& value, const Policy& policy);
+
+// expand_env_reference: a value that starts with a reference to one of the container's
+// env vars, `$(NAME)` (the kubelet expands it in command and args) or `$NAME`/`${NAME}`
+// (a shell does), with that var's literal value put in: `--output_dir=$(OUT)/run1` with
+// OUT=gs://b is gs://b/run1. Anything else is returned as written.
+std::string expand_env_reference(std::string_view value, const std::vector<EnvVar>& env);
+
+// set_outside: for a value that refers to a var this object does not give a value
+// (valueFrom a ConfigMap or Secret, an envFrom source the input does not hold, or, for
+// a shell or template reference, no var at all), the reference and where it comes from:
+// the place it names is not in the object, so nothing can be said about it.
+std::optional<std::string> set_outside(std::string_view value, const CommandFacts& facts,
+                                       const std::vector<EnvVar>& env);
+
+}  // namespace kubegap

@@ -481,9 +481,15 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return set_outside(value, facts, env);
   };
+  bool local_flag = false;  // the command line names a local place to save
   for (const auto& [name, value] : flag_values(facts.words)) {
     if (auto d = destination(name, value)) return d;
+    local_flag = local_flag || (storage_flags.contains(name) && !value.empty() && value.front() != '$' &&
+                                !has_scheme(std::string(value), policy));
   }
+  // An env var does not outrank it (MODEL_DIR=gs://... beside `--output_dir lm-out`: the
+  // program saves where its command line says).
+  if (local_flag) return std::nullopt;
   for (const auto& e : env) {
     if (!e.from.empty() && !e.name.empty() && storage_flags.contains(e.name)) {
       return "$(" + e.name + ") (set from " + e.from + ")";

@@ -736,6 +736,14 @@ TEST(Evidence, ADestinationThroughAnEnvVarIsReadThroughIt) {
   EXPECT_FALSE(where("--output_dir=$(MISSING)"));
   EXPECT_FALSE(where("--output_dir=$(EMPTY)"));
   EXPECT_FALSE(where("--output_dir=$(OUT"));
+  // A local place on the command line outranks a destination in env (MODEL_DIR=gs://...
+  // beside `--output_dir lm-out`); without it, the env var speaks.
+  const std::vector<EnvVar> model_dir = {{"MODEL_DIR", "gs://runs/gpt2"}};
+  EXPECT_FALSE(checkpoint_destination(command_facts({"bash", "-c", "torchrun run_clm.py --output_dir lm-out"}, {}),
+                                      model_dir, policy));
+  EXPECT_EQ(
+      checkpoint_destination(command_facts({"bash", "-c", "torchrun run_clm.py --do_train"}, {}), model_dir, policy),
+      "gs://runs/gpt2");
 }
 
 // A destination whose value is set outside the object (valueFrom, an envFrom source the

@@ -397,7 +397,9 @@ void set_default_hints(Policy& p) {  // data table
                          "checkpointing=false",
                          "checkpoint.enable=false",
                          "save_model=false",
-                         "save_model=0"};
+                         "save_model=0",
+                         "save_freq=-1",
+                         "save_freq=0"};
   p.benchmark_flags = {"benchmark",
                        "use_synthetic_data",
                        "synthetic_data",

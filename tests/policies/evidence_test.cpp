@@ -484,6 +484,9 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   EXPECT_EQ(off({"python", "/app/train.py", "--n-estimators=200", "--save-model=false"}), "--save-model=false");
   EXPECT_EQ(off({"python", "/app/train.py", "--save_model", "0"}), "--save_model 0");
   EXPECT_FALSE(off({"python", "/app/train.py", "--save-model=true"}));
+  // verl saves only with a positive trainer.save_freq.
+  EXPECT_EQ(off({"python3", "-m", "verl.trainer.main_ppo", "trainer.save_freq=-1"}), "trainer.save_freq=-1");
+  EXPECT_FALSE(off({"python3", "-m", "verl.trainer.main_ppo", "trainer.save_freq=20"}));
 }
 
 TEST(Evidence, SyntheticBenchmarksOutrankTraining) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "policies/flag_words.h"
 #include "policies/policy.h"
 #include "policies/text.h"
 
@@ -272,8 +273,9 @@ std::string normalized_flag(std::string_view word) {
   const auto eq = word.find('=');
   if (eq != std::string_view::npos) word = word.substr(0, eq);
   while (!word.empty() && word.front() == '-') word.remove_prefix(1);
-  std::string out(word);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c == '-' ? '_' : ascii_lower(c); });
+  std::string out;
+  out.reserve(word.size() + 4);
+  for (FoldedFlag folded(word); !folded.done();) out += folded.next();
   return out;
 }
 

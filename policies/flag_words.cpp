@@ -44,10 +44,12 @@ std::string_view flag_name(std::string_view word) {
 }
 
 bool same_flag(std::string_view a, std::string_view b) {
-  a = flag_name(a);
-  b = flag_name(b);
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return fold_flag_char(x) == fold_flag_char(y); });
+  FoldedFlag x(flag_name(a));
+  FoldedFlag y(flag_name(b));
+  while (!x.done() && !y.done()) {
+    if (x.next() != y.next()) return false;
+  }
+  return x.done() && y.done();
 }
 
 std::vector<FlagValue> flag_values(const std::vector<std::string>& words) {

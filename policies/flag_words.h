@@ -23,6 +23,33 @@ inline bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
 // fold_flag_char: a flag name's byte as normalized_flag makes it (`-` as `_`, lower case).
 inline char fold_flag_char(char c) { return c == '-' ? '_' : ascii_lower(c); }
 
+// FoldedFlag: a flag name's bytes as normalized_flag makes them, one at a time, without a
+// copy: `-` as `_`, lower case, and a camelCase name split at each hump (`numEpochs`,
+// a config file's or a Java-style flag's spelling, reads as `num_epochs`).
+class FoldedFlag {
+ public:
+  explicit FoldedFlag(std::string_view name) : name_(name) {}
+  bool done() const { return at_ >= name_.size(); }
+  char next() {
+    const char c = name_[at_];
+    if (!hump_ && at_ > 0 && is_hump(name_[at_ - 1], c)) {
+      hump_ = true;
+      return '_';
+    }
+    hump_ = false;
+    ++at_;
+    return fold_flag_char(c);
+  }
+
+ private:
+  static bool is_hump(char before, char c) {
+    return c >= 'A' && c <= 'Z' && ((before >= 'a' && before <= 'z') || (before >= '0' && before <= '9'));
+  }
+  std::string_view name_;
+  std::size_t at_ = 0;
+  bool hump_ = false;  // the `_` before this byte was given
+};
+
 // istarts_with: `text` starts with `prefix`, ASCII case-insensitively.
 bool istarts_with(std::string_view text, std::string_view prefix);
 

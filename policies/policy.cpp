@@ -338,7 +338,11 @@ void set_default_hints(Policy& p) {  // data table
                             "checkpoint_period",
                             "checkpoint_freq",
                             "gradient_accumulation_steps",
-                            "per_device_train_batch_size"};
+                            "per_device_train_batch_size",
+                            "train_epochs",
+                            "total_epochs",
+                            "total_training_steps",
+                            "num_train_steps"};
   p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
                               "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};

@@ -242,6 +242,9 @@ TEST(Evaluate, AConfigFileFromAConfigMapVolumeSpeaksLikeFlags) {
           .find("gs://runs/a"),
       std::string::npos);
   EXPECT_TRUE(judge(silent, "{\n  \"num_train_epochs\": 3,\n  \"output_dir\": \"/data/run\"\n}\n") == "none");
+  // camelCase keys read as their snake_case names (numEpochs is num_epochs).
+  EXPECT_TRUE(judge(silent, "numEpochs: 30\noutputDir: /workspace/results\n").starts_with("finding: "));
+  EXPECT_NE(judge(silent, "numepochs: 30\n").find("no sign that this pod trains"), std::string::npos);
   // Saving switched off in the file.
   EXPECT_NE(judge(silent, "max_steps: 40000\nsave_strategy: \"no\"\n").find("save_strategy=no"), std::string::npos);
   // A switch on the command line wins over the file's (torchtitan's checkpoint switch).

@@ -302,6 +302,38 @@ TEST(Evidence, NormalizedFlags) {
   EXPECT_EQ(normalized_flag("--num-train-epochs"), "num_train_epochs");
   EXPECT_EQ(normalized_flag("steps=10"), "steps");
   EXPECT_EQ(normalized_flag("-Max_Steps"), "max_steps");
+  // camelCase (config files, Java-style flags) splits at each hump; capitals in a row
+  // (an env name, an acronym) do not.
+  EXPECT_EQ(normalized_flag("numEpochs"), "num_epochs");
+  EXPECT_EQ(normalized_flag("--outputDir=/x"), "output_dir");
+  EXPECT_EQ(normalized_flag("resnet50Model"), "resnet50_model");
+  EXPECT_EQ(normalized_flag("TRAIN_EPOCHS"), "train_epochs");
+  EXPECT_EQ(normalized_flag("numGPUs"), "num_gpus");
+}
+
+TEST(Evidence, CamelCaseFlagsNameTheirSnakeCaseSpelling) {
+  const Policy policy = default_policy();
+  EXPECT_EQ(training_evidence(command_facts({"python", "main.py", "--numEpochs", "30"}, {}), {}, policy),
+            "flag num_epochs");
+  EXPECT_EQ(training_evidence(command_facts({"python", "main.py", "--learningRate=3e-4"}, {}), {}, policy),
+            "flag learning_rate");
+  // Not any word with the same letters: the humps must fall where the underscores are.
+  EXPECT_FALSE(training_evidence(command_facts({"python", "main.py", "--numepochsx", "30"}, {}), {}, policy));
+  EXPECT_FALSE(training_evidence(command_facts({"python", "main.py", "--nUmEpochs", "30"}, {}), {}, policy));
+}
+
+TEST(Evidence, StepAndEpochCountsOfTrainersAreTrainingFlags) {
+  const Policy policy = default_policy();
+  // verl's Hydra overrides, TensorFlow official models, BERT pre-training.
+  EXPECT_EQ(training_evidence(
+                command_facts({"python3", "-m", "verl.trainer.main_ppo", "trainer.total_training_steps=400"}, {}), {},
+                policy),
+            "flag trainer.total_training_steps");
+  EXPECT_EQ(training_evidence(command_facts({"python3", "main.py"}, {}), {{"TRAIN_EPOCHS", "12"}}, policy),
+            "env TRAIN_EPOCHS");
+  EXPECT_EQ(
+      training_evidence(command_facts({"python3", "run_pretraining.py", "--num_train_steps=1000"}, {}), {}, policy),
+      "flag num_train_steps");
 }
 
 TEST(Evidence, HintsComeFromPolicy) {
@@ -476,7 +508,7 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   EXPECT_EQ(off({"python", "train.py", "+trainer.enable_checkpointing=false"}), "+trainer.enable_checkpointing=false");
   EXPECT_EQ(off({"fairseq-train", "data", "--no-save"}), "--no-save");
   // Case and dashes are folded to the last byte (the quick reject compares that byte).
-  EXPECT_EQ(off({"python", "train.py", "--Save-StrategY", "no"}), "--Save-StrategY no");
+  EXPECT_EQ(off({"python", "train.py", "--SAVE-Strategy", "no"}), "--SAVE-Strategy no");
   EXPECT_EQ(off({"python", "train.py", "TRAINER.ENABLE_CHECKPOINTING=false"}), "TRAINER.ENABLE_CHECKPOINTING=false");
   EXPECT_EQ(off({"python", "train.py"}, {{"ENABLE_CHECKPOINTING", "false"}}), "ENABLE_CHECKPOINTING=false");
   EXPECT_FALSE(off({"python", "train.py", "--save_strategy", "steps"}));

@@ -463,18 +463,29 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
   const NameSet storage_flags(policy.checkpoint_storage_flags);
-  // Other names of a bucket the run writes to (MODEL_BUCKET=s3://..., --artifacts-bucket
-  // gs://...): only with an object-storage URL as the value, and not a bucket it reads
-  // (DATA_BUCKET) or one for logs.
-  const auto output_bucket = [&](std::string_view name) {
+  // Other names of a place the run writes to: a bucket (MODEL_BUCKET=s3://...,
+  // --artifacts-bucket gs://...) or an output, save or checkpoint name with a prefix
+  // (TRAIN_OUTPUT_DIR, sft_checkpoint_dir): only with an object-storage URL as the value,
+  // and not a place it reads (DATA_BUCKET, RESUME_CHECKPOINT_DIR, BASE_...) or logs.
+  static constexpr std::array<std::string_view, 10> kReads = {"data", "input", "source",     "log",  "resume",
+                                                              "init", "load",  "pretrained", "base", "from"};
+  const auto other_output = [&](std::string_view name) {
     const std::string n = normalized_flag(name);
-    return n.ends_with("bucket") && n.find("data") == std::string::npos && n.find("input") == std::string::npos &&
-           n.find("source") == std::string::npos && n.find("log") == std::string::npos;
+    if (std::any_of(kReads.begin(), kReads.end(), [&](std::string_view r) { return n.find(r) != std::string::npos; })) {
+      return false;
+    }
+    const auto prefixed = [&](const std::string& f) {
+      return (f.starts_with("output") || f.starts_with("save") || f.starts_with("checkpoint") ||
+              f.starts_with("ckpt")) &&
+             n.size() > f.size() + 1 && n.ends_with(f) && n[n.size() - f.size() - 1] == '_';
+    };
+    return n.ends_with("bucket") ||
+           std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(), prefixed);
   };
   const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty()) return std::nullopt;
     const bool listed = storage_flags.contains(name);
-    if (!listed && !output_bucket(name)) return std::nullopt;
+    if (!listed && !other_output(name)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
     if (!listed) return std::nullopt;

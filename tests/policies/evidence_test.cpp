@@ -233,6 +233,27 @@ const std::vector<EvidenceRow> kRows = {
      "flag epochs",
      {},
      {}},
+    // An output, save or checkpoint name with a prefix, holding object storage, is where
+    // the run writes (a ConfigMap's TRAIN_OUTPUT_DIR read through envFrom).
+    {"APrefixedOutputNameOnObjectStorage",
+     {"torchrun", "train.py", "--config", "configs/t4.yaml"},
+     {},
+     {{"TRAIN_OUTPUT_DIR", "s3://artifacts/run-07"}},
+     "launcher torchrun",
+     {},
+     "s3://artifacts/run-07"},
+    // Not one it reads (a checkpoint to resume, a base model, data), and not a local path.
+    {"PrefixedNamesOfWhatTheRunReads",
+     {"torchrun", "train.py"},
+     {},
+     {{"RESUME_CHECKPOINT_DIR", "s3://runs/old"},
+      {"PRETRAINED_MODEL_PATH", "s3://models/base"},
+      {"DATASET_OUTPUT_PATH", "s3://datasets/x"},
+      {"TRAIN_OUTPUT_DIR", "/workspace/out"},
+      {"TRAIN_OUTPUT", "s3://runs/x"}},
+     "launcher torchrun",
+     {},
+     {}},
     // A launcher that runs an inference program trains nothing (the Llama reference code's
     // chat example under torchrun); the same launcher of a training script does.
     {"ALauncherOfAnInferenceExampleIsNoEvidence",

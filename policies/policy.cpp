@@ -255,7 +255,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
                        "MPIJob",
                        kTraining,
                        create_update,
-                       {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}}},
+                       {{"spec.mpiReplicaSpecs.*.template", "replica {}", {}},
+                        // v1alpha1 (2018-2019): one spec.template for launcher and workers,
+                        // its pods labelled mpi_job_name (kubeflow/kubeflow mpi-job prototypes).
+                        {"spec.template", "template", {{"mpi_job_name", "{name}"}}}},
                        Paths{},
                        Paths{},
                        {{"training.kubeflow.org/job-name", "{name}"}, {"training.kubeflow.org/job-role", "{lower}"}}},

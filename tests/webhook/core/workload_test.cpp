@@ -1675,6 +1675,21 @@ TEST(WorkloadClasses, ALauncherThatRunsAsAWorkerIsJudgedAsAWriter) {
       << listing(a.warnings);
 }
 
+// mpi-operator v1alpha1 had one spec.template for the launcher and the workers (still in
+// tutorials and old repositories): it is judged like the v2 replicas.
+TEST(WorkloadClasses, AnMPIJobV1alpha1TemplateIsJudged) {
+  const std::string job = R"({"apiVersion": "kubeflow.org/v1alpha1", "kind": "MPIJob",
+    "metadata": {"name": "hvd", "namespace": "ml"},
+    "spec": {"gpus": 8, "template": {"spec": {"containers": [{"name": "t", "image": "hvd",
+      "command": ["mpirun", "python3", "train.py", "--logdir", "/ebs/log"],
+      "resources": {"limits": {"nvidia.com/gpu": "8"}},
+      "volumeMounts": [{"name": "ebs", "mountPath": "/ebs"}]}],
+      "volumes": [{"name": "ebs", "hostPath": {"path": "/ebs"}}]}}}})";
+  const Answer a = answer(Harness(), review_for(parse_json(job)));
+  ASSERT_EQ(a.warnings_of(kCheckpoint).size(), 1u) << listing(a.warnings);
+  EXPECT_NE(a.warnings_of(kCheckpoint).front().find("template"), std::string::npos) << listing(a.warnings);
+}
+
 // The ValidatingWebhookConfiguration must route every kind of the default table to the
 // webhook, or its row is dead code in a real cluster.
 TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {

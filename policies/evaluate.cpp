@@ -6,8 +6,9 @@
 
 #include "policies/checks.h"
 #include "policies/classifier.h"
-#include "policies/config_settings.h"
 #include "policies/evidence.h"
+#include "policies/flag_words.h"
+#include "policies/mounted_files.h"
 
 namespace kubegap {
 namespace {
@@ -200,116 +201,6 @@ void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vecto
   }
 }
 
-// mounted_script: the text of a shell script the container runs from a ConfigMap volume
-// (`bash /etc/config/train.sh`, or the file itself as the command), when the input or the
-// cluster view holds that ConfigMap; empty otherwise. Many manifests keep the training
-// script there, and it is what says where the job saves. Bounded: the first few
-// ConfigMap mounts and absolute words are looked at, and the first 64 KiB of the script
-// read (real scripts are far shorter; a hostile object must not make a review slow).
-constexpr std::size_t kMaxMountedBytes = 64 * 1024;
-
-struct ConfigMapMount {
-  std::string_view dir;  // the mount path without a trailing '/'
-  const VolumeMount* mount;
-  const Volume* volume;
-};
-
-// config_map_mounts: the container's ConfigMap volume mounts, the first 16 of them.
-std::vector<ConfigMapMount> config_map_mounts(const Container& c, const PodSpecView& pod) {
-  constexpr std::size_t kMaxMounts = 16;
-  std::vector<ConfigMapMount> mounts;
-  for (const auto& m : c.volume_mounts) {
-    if (mounts.size() == kMaxMounts) break;
-    const auto volume =
-        std::find_if(pod.volumes.begin(), pod.volumes.end(), [&](const Volume& v) { return v.name == m.name; });
-    if (volume == pod.volumes.end() || volume->config_map.empty()) continue;
-    std::string_view dir = m.mount_path;
-    while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
-    mounts.push_back({dir, &m, &*volume});
-  }
-  return mounts;
-}
-
-bool is_script(std::string_view key, std::string_view text) {
-  return key.ends_with(".sh") || key.ends_with(".bash") || key.ends_with(".py") || text.starts_with("#!");
-}
-
-std::string_view mounted_script(const CommandFacts& facts, const Container& c, const PodSpecView& pod,
-                                const std::string& ns, const ClusterSnapshot* known) {
-  constexpr std::size_t kMaxWords = 64;
-  if (known == nullptr) return {};
-  const std::vector<ConfigMapMount> mounts = config_map_mounts(c, pod);
-  if (mounts.empty()) return {};
-  std::size_t looked = 0;
-  for (const auto& word : facts.words) {
-    if (!word.starts_with('/')) continue;
-    if (++looked > kMaxWords) break;
-    for (const auto& [dir, m, volume] : mounts) {
-      // The file's path inside the volume: the mount's subPath, or the word under it.
-      std::string_view file;
-      if (!m->sub_path.empty()) {
-        if (word != dir) continue;
-        file = m->sub_path;
-      } else {
-        if (!word.starts_with(dir) || word.size() <= dir.size() + 1 || word[dir.size()] != '/') continue;
-        file = std::string_view(word).substr(dir.size() + 1);
-      }
-      std::string_view key = file;
-      if (!volume->items.empty()) {  // only the listed keys are there, at their paths
-        const auto item =
-            std::find_if(volume->items.begin(), volume->items.end(), [&](const auto& kp) { return kp.second == file; });
-        if (item == volume->items.end()) continue;
-        key = item->first;
-      }
-      const StringMap* data = known->config_map(ns, volume->config_map);
-      if (data == nullptr) continue;
-      const auto text = data->find(key);
-      if (text == data->end()) continue;
-      const std::string_view script(text->second);
-      const std::string_view first_line = script.substr(0, script.find('\n'));
-      if (word.ends_with(".sh") || (script.starts_with("#!") && first_line.find("sh") != std::string_view::npos)) {
-        return script.substr(0, kMaxMountedBytes);
-      }
-    }
-  }
-  return {};
-}
-
-// mounted_settings: the settings of the config files (not scripts) in the ConfigMap
-// volumes the container mounts, when the input or the cluster view holds them: where a
-// program reads `output_dir` or `max_steps` from a file rather than from flags. Bounded
-// like mounted_script: 64 KiB of text and 256 settings in all.
-std::vector<EnvVar> mounted_settings(const Container& c, const PodSpecView& pod, const std::string& ns,
-                                     const ClusterSnapshot* known) {
-  constexpr std::size_t kMaxSettings = 256;
-  std::vector<EnvVar> settings;
-  if (known == nullptr) return settings;
-  std::size_t budget = kMaxMountedBytes;
-  for (const ConfigMapMount& mount : config_map_mounts(c, pod)) {
-    const Volume* volume = mount.volume;
-    const StringMap* data = known->config_map(ns, volume->config_map);
-    if (data == nullptr) continue;
-    const std::string& sub_path = mount.mount->sub_path;
-    const auto read_file = [&](const std::string& key, const std::string& text) {
-      if ((!sub_path.empty() && sub_path != key) || is_script(key, text)) return;
-      const std::string_view read = std::string_view(text).substr(0, budget);
-      budget -= read.size();
-      append_config_settings(read, kMaxSettings, settings);
-    };
-    if (volume->items.empty()) {
-      for (const auto& [key, text] : *data) {
-        if (budget == 0 || settings.size() == kMaxSettings) return settings;
-        read_file(key, text);
-      }
-    }
-    for (const auto& item : volume->items) {  // only the listed keys are there
-      if (budget == 0 || settings.size() == kMaxSettings) return settings;
-      if (const auto it = data->find(item.first); it != data->end()) read_file(it->first, it->second);
-    }
-  }
-  return settings;
-}
-
 // add_settings: what the container's config files say, after its command and env have
 // spoken: where it saves, whether saving is off, and, when nothing else said it trains, a
 // training setting (weak evidence: it judges a Job, it does not make a Deployment training).
@@ -318,17 +209,19 @@ std::vector<EnvVar> mounted_settings(const Container& c, const PodSpecView& pod,
 void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
                   std::vector<EnvVar> settings, std::string_view working_dir, std::string_view entrypoint_image,
                   const Policy& policy) {
-  const auto last = [](const std::string& name) {
+  // A name's last dotted component (`training.output_dir` and `--output-dir` name the same).
+  const auto last = [](std::string_view name) {
+    name = flag_name(name);
     const auto dot = name.rfind('.');
-    return dot == std::string::npos ? name : name.substr(dot + 1);
+    return dot == std::string_view::npos ? name : name.substr(dot + 1);
   };
   std::erase_if(settings, [&](const EnvVar& s) {
-    const std::string name = last(normalized_flag(s.name));
+    const std::string_view name = last(s.name);
     // In a file, a model path is the model it loads (`model_path: /models/base`).
-    if (name == "model_path" || name == "model_name_or_path") return true;
+    if (same_flag(name, "model_path") || same_flag(name, "model_name_or_path")) return true;
     return std::any_of(facts.words.begin(), facts.words.end(),
-                       [&](const std::string& w) { return w.starts_with('-') && last(normalized_flag(w)) == name; }) ||
-           std::any_of(env.begin(), env.end(), [&](const EnvVar& e) { return last(normalized_flag(e.name)) == name; });
+                       [&](const std::string& w) { return w.starts_with('-') && same_flag(last(w), name); }) ||
+           std::any_of(env.begin(), env.end(), [&](const EnvVar& e) { return same_flag(last(e.name), name); });
   });
   if (settings.empty()) return;
   const std::size_t own = settings.size();
@@ -363,22 +256,20 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
 // is; a container that only starts a cluster node (sshd in an MPI worker, `ray start`) or
 // runs the image's own entrypoint has no say either way.
 EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const ClusterSnapshot* known,
-                           const Policy& policy) {
+                           const Policy& policy, ConfigReadBudget& budget) {
   EvidenceFacts out;
   bool all_diagnostic = true;
   bool any_voice = false;
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     CommandFacts facts = command_facts(c.command, c.args);
-    if (const std::string_view script = mounted_script(facts, c, pod, ns, known); !script.empty()) {
-      append_facts(facts, command_facts({"sh", "-c", std::string(script)}, {}));
-    }
+    MountedFiles files = mounted_files(facts, c, pod, ns, known, budget);
+    if (!files.script.empty()) append_facts(facts, command_facts({"sh", "-c", std::string(files.script)}, {}));
     if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;
     std::vector<EnvVar> merged;
     const std::vector<EnvVar>& env = effective_env(c, ns, known, merged);
-    const std::vector<EnvVar> settings = mounted_settings(c, pod, ns, known);
     if (!facts.has_command || daemon) {
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())
@@ -390,13 +281,13 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
         any_voice = true;
         if (out.diagnostic.empty()) out.diagnostic = *diag;
       }
-      add_settings(out, facts, env, settings, c.working_dir, entrypoint_image_of(c), policy);
+      add_settings(out, facts, env, std::move(files.settings), c.working_dir, entrypoint_image_of(c), policy);
       continue;
     }
     any_voice = true;
     out.runs_command = true;
     add_command(out, facts, env, c.image, entrypoint_image_of(c), c.working_dir, policy, all_diagnostic);
-    add_settings(out, facts, env, settings, c.working_dir, entrypoint_image_of(c), policy);
+    add_settings(out, facts, env, std::move(files.settings), c.working_dir, entrypoint_image_of(c), policy);
   }
   // A native sidecar (an init container that keeps running) can be the server.
   for (const auto& c : pod.init_containers) {
@@ -424,11 +315,12 @@ std::string mount_evidence(const PodSpecView& pod, const Policy& policy) {
 
 // job_evidence: the coordinators' commands and the object's entrypoints: what the
 // whole job runs, for parts that do not say themselves (MPI workers running sshd).
-EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* known, const Policy& policy) {
+EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* known, const Policy& policy,
+                           ConfigReadBudget& budget) {
   EvidenceFacts out;
   for (const auto& pod : object.pods) {
     if (!pod.coordinator) continue;
-    const EvidenceFacts e = pod_evidence(pod, object.namespace_name, known, policy);
+    const EvidenceFacts e = pod_evidence(pod, object.namespace_name, known, policy, budget);
     if (out.training.empty()) out.training = e.training;
     if (out.diagnostic.empty()) out.diagnostic = e.diagnostic;
     if (out.destination.empty()) out.destination = e.destination;
@@ -472,7 +364,8 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
 
   // A Pod made by a controller in the table is judged like that controller's row.
   const WorkloadKind* row = judging_row(object, policy);
-  const EvidenceFacts job = job_evidence(object, claims, policy);
+  ConfigReadBudget config_budget;  // the mounted files this object may still read
+  const EvidenceFacts job = job_evidence(object, claims, policy, config_budget);
   struct JudgedPod {
     const PodSpecView* pod;
     bool accelerator;
@@ -512,7 +405,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   // nothing (an entrypoint) says what they will run.
   bool idle_cluster = !parts.empty() && object.entrypoints.empty();
   for (const auto& pod : parts) {
-    evidence.push_back(pod_evidence(pod, object.namespace_name, claims, policy));
+    evidence.push_back(pod_evidence(pod, object.namespace_name, claims, policy, config_budget));
     idle_cluster = idle_cluster && evidence.back().daemons_only;
   }
   // The parts whose own command says where they save are the job's writers; a part that

@@ -230,7 +230,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
       kubeflow("PaddleJob", "paddleReplicaSpecs", "OnFailure", restarts_all),
       kubeflow("JAXJob", "jaxReplicaSpecs", "Never", restarts_all),
       // MXJob: removed from training-operator in v1.9.0, still installed on some clusters.
-      kubeflow("MXJob", "mxReplicaSpecs"),
+      // MXNet's distributed KVStore: the Scheduler coordinates and the Servers hold the
+      // parameters in memory; the Workers run the script that saves (MXNet docs,
+      // "Distributed Training in MXNet").
+      coordinated(coordinated(kubeflow("MXJob", "mxReplicaSpecs"), "Scheduler"), "Server"),
       // KubeDL (training.kubedl.io): Kubeflow's shape under its own group.
       coordinated(replica_map("training.kubedl.io", "TFJob", "tfReplicaSpecs"), "PS"),
       replica_map("training.kubedl.io", "PyTorchJob", "pytorchReplicaSpecs"),
@@ -406,7 +409,9 @@ void set_default_hints(Policy& p) {  // data table
                          "save_model=false",
                          "save_model=0",
                          "save_freq=-1",
-                         "save_freq=0"};
+                         "save_freq=0",
+                         "save_interval=0",
+                         "checkpoint_interval=0"};
   p.benchmark_flags = {"benchmark",
                        "use_synthetic_data",
                        "synthetic_data",

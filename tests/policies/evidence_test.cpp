@@ -540,6 +540,12 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   // verl saves only with a positive trainer.save_freq.
   EXPECT_EQ(off({"python3", "-m", "verl.trainer.main_ppo", "trainer.save_freq=-1"}), "trainer.save_freq=-1");
   EXPECT_FALSE(off({"python3", "-m", "verl.trainer.main_ppo", "trainer.save_freq=20"}));
+  // A save interval of 0 never comes round (Megatron-LM's --save-interval, and the same
+  // convention under checkpoint_interval).
+  EXPECT_EQ(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "0"}), "--save-interval 0");
+  EXPECT_EQ(off({"torchrun", "train_dlrm.py", "--checkpoint_interval=0"}), "--checkpoint_interval=0");
+  EXPECT_FALSE(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "1000"}));
+  EXPECT_FALSE(off({"torchrun", "train_dlrm.py", "--checkpoint_interval=10"}));
 }
 
 TEST(Evidence, SyntheticBenchmarksOutrankTraining) {

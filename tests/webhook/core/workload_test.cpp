@@ -1690,6 +1690,31 @@ TEST(WorkloadClasses, AnMPIJobV1alpha1TemplateIsJudged) {
   EXPECT_NE(a.warnings_of(kCheckpoint).front().find("template"), std::string::npos) << listing(a.warnings);
 }
 
+// An MXJob's Scheduler and Servers hold no checkpoints (MXNet's KVStore keeps parameters
+// in memory); only the Workers, which run the script that saves, are judged for them.
+TEST(WorkloadClasses, AnMXJobsSchedulerAndServersAreCoordinators) {
+  const std::string job = R"({"apiVersion": "kubeflow.org/v1", "kind": "MXJob",
+    "metadata": {"name": "mx", "namespace": "ml"},
+    "spec": {"jobMode": "MXTrain", "mxReplicaSpecs": {
+      "Scheduler": {"replicas": 1, "template": {"spec": {"containers": [{"name": "m", "image": "mx"}]}}},
+      "Server": {"replicas": 2, "template": {"spec": {"containers": [{"name": "m", "image": "mx"}]}}},
+      "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "m", "image": "mx",
+        "command": ["python", "train_mnist.py", "--num-epochs", "30", "--model-prefix", "/ckpt/mnist"],
+        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+        "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]}],
+        "volumes": [{"name": "ckpt", "PLACEHOLDER": {}}]}}}}}})";
+  const auto warnings = [&](const std::string& source) {
+    std::string text = job;
+    text.replace(text.find("\"PLACEHOLDER\": {}"), 17, source);
+    return answer(Harness(), review_for(parse_json(text))).warnings_of(kCheckpoint);
+  };
+  EXPECT_TRUE(warnings(R"("persistentVolumeClaim": {"claimName": "ws"})").empty());
+  const auto lost = warnings(R"("emptyDir": {})");
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_NE(lost.front().find("replica Worker"), std::string::npos) << lost.front();
+  EXPECT_EQ(lost.front().find("Scheduler"), std::string::npos) << lost.front();
+}
+
 // The ValidatingWebhookConfiguration must route every kind of the default table to the
 // webhook, or its row is dead code in a real cluster.
 TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {

@@ -20,6 +20,10 @@ constexpr std::array<std::string_view, 16> kKeywords = {"while", "until", "if", 
 
 bool is_keyword(std::string_view w) { return std::find(kKeywords.begin(), kKeywords.end(), w) != kKeywords.end(); }
 
+// Declaration builtins before a command's assignments (`export A=1`): not a program, and
+// not a word the rules read (`export` is no exporter of models).
+constexpr std::array<std::string_view, 5> kDeclarations = {"export", "readonly", "declare", "local", "typeset"};
+
 bool is_assignment(std::string_view w) {
   const auto eq = w.find('=');
   return eq != std::string_view::npos && eq > 0 && w.front() != '-' &&
@@ -226,6 +230,10 @@ void add_command(CommandFacts& facts, const std::vector<std::string>& words, int
   std::size_t first = words.size();
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (facts.words.size() >= kMaxWords) break;
+    if (first == words.size() &&
+        std::find(kDeclarations.begin(), kDeclarations.end(), words[i]) != kDeclarations.end()) {
+      continue;
+    }
     if (has_script_chars(words[i])) {
       for (const auto& part : split_script(words[i])) {
         for (const auto& w : part) {

@@ -32,6 +32,11 @@ std::string_view setting_value(std::string_view rest) {
       rest.front() == '&' || rest.front() == '*') {
     return {};
   }
+  // A null (YAML's null and ~, JSON's null, Python's None in OmegaConf-style files) leaves
+  // the setting unset: `max_epochs: null` says nothing about training.
+  for (std::string_view unset : {"null", "Null", "NULL", "~", "None"}) {
+    if (rest == unset) return {};
+  }
   return rest;
 }
 

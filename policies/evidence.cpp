@@ -51,8 +51,42 @@ std::string_view image_name(std::string_view image) {
 
 }  // namespace
 
+namespace {
+
+// names_what_runs: one of `patterns` matches a word that names what the command runs: a
+// program (`lm_eval` of `python -m lm_eval`), its subcommand (`vllm serve`,
+// `llamafactory-cli export`) or a script file (`eval.py`, `/opt/convert.sh`); not another
+// operand (a shell function named on_script_completion, a data path, a flag).
+bool names_what_runs(const CommandFacts& facts, const std::vector<std::string>& patterns) {
+  // Shell builtins and file utilities: the word after one is a name or a path (`trap
+  // on_exit EXIT`, `function on_script_completion {`, `mkdir /results/eval`), not a verb
+  // of the program. Shell syntax, not policy.
+  static constexpr std::array<std::string_view, 24> kNoVerbs = {
+      "function", "trap", "echo",   "printf", "cd",    "mkdir", "touch", "cat",   "ls",  "rm",    "cp",  "mv",
+      "ln",       "test", "source", "set",    "unset", "alias", "wait",  "sleep", "tee", "chmod", "tar", "find"};
+  const auto verb = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+  };
+  for (std::size_t i = 0; i < facts.programs.size(); ++i) {
+    const std::string& program = facts.programs[i];
+    if (matches(patterns, program)) return true;
+    const std::string& sub = facts.subcommands[i];
+    if (verb(sub) && sub.front() != '-' && std::find(kNoVerbs.begin(), kNoVerbs.end(), program) == kNoVerbs.end() &&
+        matches(patterns, sub)) {
+      return true;
+    }
+  }
+  return std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
+    return !w.starts_with('-') && (w.ends_with(".py") || w.ends_with(".sh")) && matches(patterns, basename_view(w));
+  });
+}
+
+}  // namespace
+
 bool reads_checkpoints(const CommandFacts& facts, const Policy& policy, std::string_view entrypoint_image) {
-  if (word_hint(facts, policy.training_hints.non_training)) return true;
+  if (names_what_runs(facts, policy.training_hints.non_training)) return true;
   return !entrypoint_image.empty() && matches(policy.training_hints.non_training, image_name(entrypoint_image));
 }
 
@@ -302,7 +336,10 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
 
 std::optional<std::string> checkpointing_off(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                              const Policy& policy) {
-  if (auto off = switched(facts, env, policy.checkpointing_off, true)) return off;
+  if (auto off = switched(facts, env, policy.checkpointing_off, true)) {
+    if (switched(facts, env, policy.checkpointing_on, true)) return std::nullopt;  // it saves another way
+    return off;
+  }
   // Inline code that trains and visibly keeps nothing (a Keras `model.fit` demo on random
   // data, printing its loss) has nothing to lose.
   const auto python_only = [&] {  // no other program that may train beside the inline code

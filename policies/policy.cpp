@@ -352,8 +352,10 @@ void set_default_hints(Policy& p) {  // data table
   p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
                               "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
-  p.training_hints.non_training = {"*eval*",   "*infer*", "*convert*", "*download*",  "*compile*",   "*quantiz*",
-                                   "*export*", "*merge*", "*serve*",   "*benchmark*", "*completion*"};
+  p.training_hints.non_training = {"*eval*",           "*infer*",       "*convert*",    "*download*",
+                                   "*compile*",        "*quantiz*",     "*export*",     "*merge*",
+                                   "*serve*",          "*benchmark*",   "*completion*", "*ckpt_to_*",
+                                   "*checkpoint_to_*", "*weights_to_*", "*_to_hf*",     "*_to_nemo*"};
   p.diagnostic_hints = {
       "nvidia-smi",    "rocm-smi",    "amd-smi",       "hl-smi",     "xpu-smi",         "neuron-ls",   "neuron-top",
       "clinfo",        "sycl-ls",     "fi_info",       "dcgmi",      "dcgmproftester*", "gpu_burn",    "gpu-burn",
@@ -412,6 +414,7 @@ void set_default_hints(Policy& p) {  // data table
                          "save_freq=0",
                          "save_interval=0",
                          "checkpoint_interval=0"};
+  p.checkpointing_on = {"create_checkpoint_callback=true"};
   p.benchmark_flags = {"benchmark",
                        "use_synthetic_data",
                        "synthetic_data",

@@ -199,6 +199,10 @@ struct Policy {
   // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
   // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
   std::vector<std::string> checkpointing_off;
+  // Flags or settings that say the program saves anyway, outranking a checkpointing_off
+  // match ("create_checkpoint_callback=true": NeMo's exp_manager adds its own checkpoint
+  // callback and needs the trainer's enable_checkpointing off for it).
+  std::vector<std::string> checkpointing_on;
   // Programs that save only when a flag tells them to ("mnist.py=save_model": Kubeflow's
   // MNIST example saves its model only with --save-model): run without it, they keep
   // nothing, like checkpointing_off.

@@ -33,6 +33,13 @@ TEST(ConfigSettings, YamlValuesNotMappingsListsOrBlocks) {
   EXPECT_EQ(read("# output_dir: /x\n\nimage:tag\n"), Pairs{});
 }
 
+// A null leaves a setting unset: it is not a setting the rules read.
+TEST(ConfigSettings, NullsAreUnset) {
+  EXPECT_EQ(read("max_epochs: null\nmax_steps: 30000\nexplicit_log_dir: ~\nlimit: None\n\"lr\": null,\n"),
+            (Pairs{{"max_steps", "30000"}}));
+  EXPECT_EQ(read("name: \"null\"\n"), (Pairs{{"name", "null"}}));  // a quoted string is a value
+}
+
 TEST(ConfigSettings, TomlIniAndJson) {
   EXPECT_EQ(read("[checkpoint]\nfolder = \"/ckpt\"\nenable_checkpoint = true\n"),
             (Pairs{{"folder", "/ckpt"}, {"enable_checkpoint", "true"}}));

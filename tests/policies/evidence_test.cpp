@@ -316,7 +316,11 @@ INSTANTIATE_TEST_SUITE_P(Evidence, EvidenceTable, ::testing::ValuesIn(kRows),
 TEST(Evidence, ShellScriptProgramsSkipKeywordsAndAssignments) {
   const CommandFacts facts =
       command_facts({"/bin/sh", "-ec", "export A=1; NCCL_DEBUG=INFO exec python x.py | tee log"}, {});
-  EXPECT_EQ(facts.programs, (std::vector<std::string>{"export", "python", "tee"}));
+  EXPECT_EQ(facts.programs, (std::vector<std::string>{"python", "tee"}));
+  // A declaration builtin is not a word the rules read: `export` names no exporter.
+  EXPECT_EQ(std::count(facts.words.begin(), facts.words.end(), "export"), 0);
+  EXPECT_FALSE(reads_checkpoints(facts, default_policy(), ""));
+  EXPECT_TRUE(reads_checkpoints(command_facts({"llamafactory-cli", "export", "merge.yaml"}, {}), default_policy(), ""));
 }
 
 TEST(Evidence, NormalizedFlags) {
@@ -519,11 +523,12 @@ TEST(Evidence, AnInspectionOfACheckpointPathIsAPlaceholderNotTraining) {
   EXPECT_EQ(*diag, "placeholder ls");
 }
 
+// off: what switches checkpointing off in `command` (and `env`), by the default policy.
+std::optional<std::string> off(const std::vector<std::string>& command, const std::vector<EnvVar>& env = {}) {
+  return checkpointing_off(command_facts(command, {}), env, default_policy());
+}
+
 TEST(Evidence, CheckpointingSwitchedOff) {
-  const Policy& policy = default_policy();
-  const auto off = [&](std::vector<std::string> command, std::vector<EnvVar> env = {}) {
-    return checkpointing_off(command_facts(command, {}), env, policy);
-  };
   EXPECT_EQ(off({"python", "train.py", "--save_strategy", "no"}), "--save_strategy no");
   EXPECT_EQ(off({"python", "train.py", "trainer.enable_checkpointing=False"}), "trainer.enable_checkpointing=False");
   EXPECT_EQ(off({"python", "train.py", "+trainer.enable_checkpointing=false"}), "+trainer.enable_checkpointing=false");
@@ -546,6 +551,39 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   EXPECT_EQ(off({"torchrun", "train_dlrm.py", "--checkpoint_interval=0"}), "--checkpoint_interval=0");
   EXPECT_FALSE(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "1000"}));
   EXPECT_FALSE(off({"torchrun", "train_dlrm.py", "--checkpoint_interval=10"}));
+}
+
+// NeMo's exp_manager makes its own checkpoint callback and needs the trainer's off: the
+// pair says the run saves (checkpointingOn outranks checkpointingOff).
+TEST(Evidence, ASwitchThatSavesAnotherWayOutranksCheckpointingOff) {
+  const Policy& policy = default_policy();
+  EXPECT_EQ(off({"python", "megatron_gpt_pretraining.py", "trainer.enable_checkpointing=False"}),
+            "trainer.enable_checkpointing=False");
+  EXPECT_FALSE(off({"python", "megatron_gpt_pretraining.py", "trainer.enable_checkpointing=False",
+                    "exp_manager.create_checkpoint_callback=True"}));
+  EXPECT_TRUE(off({"python", "megatron_gpt_pretraining.py", "exp_manager.create_checkpoint_callback=False"}));
+  // From a config file's settings too.
+  EXPECT_FALSE(checkpointing_off(CommandFacts{},
+                                 {{"enable_checkpointing", "false"}, {"create_checkpoint_callback", "true"}}, policy));
+}
+
+// Only words that name what runs say a program reads checkpoints: programs, their verbs
+// and script files; not a shell function's name, a path operand or a setting's name.
+TEST(Evidence, ReadersAreNamedByWhatRunsNotByOperands) {
+  const Policy& policy = default_policy();
+  const auto reads = [&](std::vector<std::string> command) {
+    return reads_checkpoints(command_facts(command, {}), policy, "");
+  };
+  EXPECT_TRUE(reads({"python3", "/opt/eval.py", "--ckpt", "/ckpt"}));
+  EXPECT_TRUE(reads({"python3", "-m", "lm_eval", "--model", "hf"}));
+  EXPECT_TRUE(reads({"vllm", "serve", "/models/x"}));
+  EXPECT_TRUE(reads({"python3", "/opt/NeMo/examples/megatron_ckpt_to_nemo.py", "--checkpoint_folder=/c"}));
+  EXPECT_TRUE(reads({"python", "convert_llama_weights_to_hf.py", "--input_dir", "/w"}));
+  EXPECT_FALSE(reads({"bash", "-c",
+                      "function on_script_completion {\n touch /x\n}\ntrap on_script_completion EXIT\n"
+                      "python3 pretrain.py"}));
+  EXPECT_FALSE(reads({"bash", "-c", "mkdir -p /results/eval && mkdir /results/eval2 && python3 main.py"}));
+  EXPECT_FALSE(reads({"python3", "hparams_override.py", "merge_file=/tok/merges.txt", "--do_eval"}));
 }
 
 TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
@@ -589,9 +627,6 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
 // somewhere (or is a fork that saves).
 TEST(Evidence, AProgramThatSavesOnlyWhenToldKeepsNothingUntold) {
   const Policy& policy = default_policy();
-  const auto off = [&](std::vector<std::string> command) {
-    return checkpointing_off(command_facts(command, {}), {}, policy);
-  };
   EXPECT_EQ(off({"python3", "/opt/pytorch-mnist/mnist.py", "--epochs=5"}),
             "mnist.py, which saves only with --save_model (not given)");
   EXPECT_EQ(off({"torchrun", "pretrain_gpt.py", "--train-iters", "500000", "--data-path", "/data/x"}),
@@ -644,10 +679,6 @@ TEST(Evidence, ShortRunsAreDiagnostics) {
 
 // A dotted entry names that path or its end, never a bare last component.
 TEST(Evidence, DottedSwitchesNameTheirPath) {
-  const Policy& policy = default_policy();
-  const auto off = [&](std::vector<std::string> command) {
-    return checkpointing_off(command_facts(command, {}), {}, policy);
-  };
   EXPECT_EQ(off({"torchrun", "-m", "torchtitan.train", "--checkpoint.enable=false"}), "--checkpoint.enable=false");
   EXPECT_EQ(off({"torchrun", "train.py", "--job.checkpoint.enable", "false"}), "--job.checkpoint.enable false");
   EXPECT_FALSE(off({"torchrun", "train.py", "--profiling.enable=false"}));

@@ -89,6 +89,8 @@ class PolicyParser {
         policy.serving_images = strings(value, key);
       } else if (key == "checkpointingOff") {
         policy.checkpointing_off = strings(value, key);
+      } else if (key == "checkpointingOn") {
+        policy.checkpointing_on = strings(value, key);
       } else if (key == "benchmarkFlags") {
         policy.benchmark_flags = strings(value, key);
       } else if (key == "savesOnlyWith") {
@@ -117,7 +119,8 @@ class PolicyParser {
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, minRestartBudget, "
              "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
-             "clusterDaemons, servingPrograms, servingImages, checkpointingOff, savesOnlyWith, benchmarkFlags, "
+             "clusterDaemons, servingPrograms, servingImages, checkpointingOff, checkpointingOn, savesOnlyWith, "
+             "benchmarkFlags, "
              "shortRunFlags, "
              "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
       }

@@ -29,7 +29,7 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 21 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+static_assert(sizeof(Policy) == 22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                                     4 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
@@ -48,6 +48,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.serving_programs, expected.serving_programs);
   EXPECT_EQ(actual.serving_images, expected.serving_images);
   EXPECT_EQ(actual.checkpointing_off, expected.checkpointing_off);
+  EXPECT_EQ(actual.checkpointing_on, expected.checkpointing_on);
   EXPECT_EQ(actual.benchmark_flags, expected.benchmark_flags);
   EXPECT_EQ(actual.short_run_flags, expected.short_run_flags);
   EXPECT_EQ(actual.saves_only_with, expected.saves_only_with);
@@ -99,6 +100,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "servingPrograms",
                                          "servingImages",
                                          "checkpointingOff",
+                                         "checkpointingOn",
                                          "benchmarkFlags",
                                          "shortRunFlags",
                                          "savesOnlyWith",

@@ -32,7 +32,7 @@ std::optional<std::string> word_hint(const CommandFacts& facts, const std::vecto
 }  // namespace
 
 bool strong_training_evidence(std::string_view why) {
-  for (std::string_view strong : {"launcher ", "flag ", "env ", "script "}) {
+  for (std::string_view strong : {"launcher ", "flag ", "env ", "script ", "subcommand "}) {
     if (why.starts_with(strong)) return true;
   }
   return false;
@@ -53,34 +53,59 @@ std::string_view image_name(std::string_view image) {
 
 namespace {
 
+// Shell builtins and file utilities: the word after one is a name or a path (`trap
+// on_exit EXIT`, `function on_script_completion {`, `mkdir /results/eval`), not a verb
+// of the program. Shell syntax, not policy.
+constexpr std::array<std::string_view, 24> kNoVerbs = {
+    "function", "trap", "echo",   "printf", "cd",    "mkdir", "touch", "cat",   "ls",  "rm",    "cp",  "mv",
+    "ln",       "test", "source", "set",    "unset", "alias", "wait",  "sleep", "tee", "chmod", "tar", "find"};
+
+// verb_of: the i-th command's subcommand when it is a verb of its program (a plain word
+// after a program that takes verbs), or empty.
+std::string_view verb_of(const CommandFacts& facts, std::size_t i) {
+  const std::string& program = facts.programs[i];
+  const std::string& sub = facts.subcommands[i];
+  const bool plain = !sub.empty() && sub.front() != '-' && std::all_of(sub.begin(), sub.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+  if (!plain || std::find(kNoVerbs.begin(), kNoVerbs.end(), program) != kNoVerbs.end()) return {};
+  return sub;
+}
+
 // names_what_runs: one of `patterns` matches a word that names what the command runs: a
 // program (`lm_eval` of `python -m lm_eval`), its subcommand (`vllm serve`,
 // `llamafactory-cli export`) or a script file (`eval.py`, `/opt/convert.sh`); not another
 // operand (a shell function named on_script_completion, a data path, a flag).
 bool names_what_runs(const CommandFacts& facts, const std::vector<std::string>& patterns) {
-  // Shell builtins and file utilities: the word after one is a name or a path (`trap
-  // on_exit EXIT`, `function on_script_completion {`, `mkdir /results/eval`), not a verb
-  // of the program. Shell syntax, not policy.
-  static constexpr std::array<std::string_view, 24> kNoVerbs = {
-      "function", "trap", "echo",   "printf", "cd",    "mkdir", "touch", "cat",   "ls",  "rm",    "cp",  "mv",
-      "ln",       "test", "source", "set",    "unset", "alias", "wait",  "sleep", "tee", "chmod", "tar", "find"};
-  const auto verb = [](std::string_view w) {
-    return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
-  };
   for (std::size_t i = 0; i < facts.programs.size(); ++i) {
-    const std::string& program = facts.programs[i];
-    if (matches(patterns, program)) return true;
-    const std::string& sub = facts.subcommands[i];
-    if (verb(sub) && sub.front() != '-' && std::find(kNoVerbs.begin(), kNoVerbs.end(), program) == kNoVerbs.end() &&
-        matches(patterns, sub)) {
-      return true;
-    }
+    if (matches(patterns, facts.programs[i])) return true;
+    if (const std::string_view verb = verb_of(facts, i); !verb.empty() && matches(patterns, verb)) return true;
   }
   return std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
     return !w.starts_with('-') && (w.ends_with(".py") || w.ends_with(".sh")) && matches(patterns, basename_view(w));
   });
+}
+
+// training_verb: "PROGRAM VERB" when a program or a python script is given a verb that
+// trains (`amplfi-flow-cli fit`, `python main.py fit`, `yolo train`), unless the command
+// runs a program named for reading checkpoints.
+std::optional<std::string> training_verb(const CommandFacts& facts, const Policy& policy) {
+  const std::vector<std::string>& verbs = policy.training_hints.verbs;
+  const auto is_verb = [&](std::string_view w) { return std::find(verbs.begin(), verbs.end(), w) != verbs.end(); };
+  std::optional<std::string> out;
+  for (std::size_t i = 0; i < facts.programs.size() && !out; ++i) {
+    if (facts.programs[i].starts_with("python")) continue;  // its subcommand is the script
+    if (const std::string_view verb = verb_of(facts, i); !verb.empty() && is_verb(verb)) {
+      out = facts.programs[i] + " " + std::string(verb);
+    }
+  }
+  for (std::size_t k = 0; k + 1 < facts.words.size() && !out; ++k) {
+    if (facts.words[k].ends_with(".py") && is_verb(facts.words[k + 1])) {
+      out = std::string(basename_view(facts.words[k])) + " " + facts.words[k + 1];
+    }
+  }
+  if (out && names_what_runs(facts, policy.training_hints.non_training)) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -132,6 +157,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
     if (flags.contains(e.name)) return "env " + e.name;
   }
   if (auto hint = word_hint(facts, policy.training_hints.scripts)) return "script " + *hint;
+  if (auto verb = training_verb(facts, policy)) return "subcommand " + *verb;
   if (!facts.code_trains.empty()) return "inline python that calls " + std::string(facts.code_trains) + ")";
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is
   // named like something that reads checkpoints.
@@ -512,8 +538,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
       return false;
     }
     const auto prefixed = [&](const std::string& f) {
-      return (f.starts_with("output") || f.starts_with("save") || f.starts_with("checkpoint") ||
-              f.starts_with("ckpt")) &&
+      return (f.starts_with("out") || f.starts_with("save") || f.starts_with("checkpoint") || f.starts_with("ckpt")) &&
              n.size() > f.size() + 1 && n.ends_with(f) && n[n.size() - f.size() - 1] == '_';
     };
     return n.ends_with("bucket") ||

@@ -352,6 +352,7 @@ void set_default_hints(Policy& p) {  // data table
   p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
                               "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
+  p.training_hints.verbs = {"fit", "train", "finetune", "finetune_lora", "pretrain"};
   p.training_hints.non_training = {"*eval*",           "*infer*",       "*convert*",    "*download*",
                                    "*compile*",        "*quantiz*",     "*export*",     "*merge*",
                                    "*serve*",          "*benchmark*",   "*completion*", "*ckpt_to_*",
@@ -482,7 +483,9 @@ void set_default_hints(Policy& p) {  // data table
                                 "checkpoints_dir",
                                 "save_folder",
                                 "work_dir",
-                                "job_dir"};
+                                "job_dir",
+                                "out_dir",
+                                "outdir"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

@@ -242,6 +242,13 @@ const std::vector<EvidenceRow> kRows = {
      "launcher torchrun",
      {},
      "s3://artifacts/run-07"},
+    {"APrefixedOutdirOnObjectStorage",
+     {"amplfi-flow-cli", "fit", "--config", "s3://runs/cbc.yaml"},
+     {},
+     {{"AMPLFI_OUTDIR", "s3://runs/bbh/train"}, {"AMPLFI_DATADIR", "s3://runs/bbh/data"}},
+     "subcommand amplfi-flow-cli fit",
+     {},
+     "s3://runs/bbh/train"},
     // Not one it reads (a checkpoint to resume, a base model, data), and not a local path.
     {"PrefixedNamesOfWhatTheRunReads",
      {"torchrun", "train.py"},
@@ -359,6 +366,24 @@ TEST(Evidence, StepAndEpochCountsOfTrainersAreTrainingFlags) {
   EXPECT_EQ(
       training_evidence(command_facts({"python3", "run_pretraining.py", "--num_train_steps=1000"}, {}), {}, policy),
       "flag num_train_steps");
+}
+
+// A verb that trains, given to a command-line program or a python script (LightningCLI's
+// fit, yolo train, LitGPT's finetune); not another verb, not a shell utility's operand,
+// not when the command runs a program named for reading checkpoints.
+TEST(Evidence, TrainingVerbsOfCommandLinePrograms) {
+  const Policy policy = default_policy();
+  const auto why = [&](std::vector<std::string> command) {
+    return training_evidence(command_facts(command, {}), {}, policy).value_or("(none)");
+  };
+  EXPECT_EQ(why({"amplfi-flow-cli", "fit", "--config", "s3://runs/cbc.yaml"}), "subcommand amplfi-flow-cli fit");
+  EXPECT_EQ(why({"python", "main.py", "fit", "--config", "c.yaml"}), "subcommand main.py fit");
+  EXPECT_EQ(why({"sh", "-c", "cd /app && yolo train data=coco.yaml model=yolov8n.pt"}), "subcommand yolo train");
+  EXPECT_EQ(why({"litgpt", "finetune_lora", "microsoft/phi-2"}), "subcommand litgpt finetune_lora");
+  EXPECT_EQ(why({"amplfi-flow-cli", "test", "--config", "s3://runs/cbc.yaml"}), "(none)");
+  EXPECT_EQ(why({"sh", "-c", "mkdir train && ls train"}), "(none)");
+  EXPECT_EQ(why({"python", "evaluate.py", "fit"}), "(none)");
+  EXPECT_TRUE(strong_training_evidence("subcommand yolo train"));
 }
 
 TEST(Evidence, HintsComeFromPolicy) {

@@ -131,7 +131,7 @@ class PolicyParser {
  private:
   // training_hints: a key left out keeps its default list.
   void training_hints(const YAML::Node& value, const std::string& key, TrainingHints& hints) const {
-    if (!value.IsMap()) fail(value, key, "expected a mapping with launchers, flags, scripts, nonTraining");
+    if (!value.IsMap()) fail(value, key, "expected a mapping with launchers, flags, scripts, verbs, nonTraining");
     for (const auto& entry : value) {
       const std::string name = entry.first.Scalar();
       const std::string field = dotted(key, name);
@@ -141,10 +141,12 @@ class PolicyParser {
         hints.flags = strings(entry.second, field);
       } else if (name == "scripts") {
         hints.scripts = strings(entry.second, field);
+      } else if (name == "verbs") {
+        hints.verbs = strings(entry.second, field);
       } else if (name == "nonTraining") {
         hints.non_training = strings(entry.second, field);
       } else {
-        fail(entry.first, field, "unknown key (known: launchers, flags, scripts, nonTraining)");
+        fail(entry.first, field, "unknown key (known: launchers, flags, scripts, verbs, nonTraining)");
       }
     }
   }

@@ -59,7 +59,8 @@ struct Volume {
   // "csi", "nfs", ... Empty when the volume has no source we recognise.
   std::string source;
   std::string driver;  // for source == "csi" or "flexVolume"
-  // A persistentVolumeClaim source with readOnly: true: every mount of it is read-only.
+  // A source with readOnly: true (persistentVolumeClaim, nfs, csi, azureFile, ...): the
+  // kubelet mounts it read-only whatever the volumeMount says.
   bool read_only = false;
   // For source == "configMap": the ConfigMap, and its items as (key, path) when only
   // those keys are projected (else every key is a file of its own name).

@@ -257,10 +257,16 @@ Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& pat
     volume.source = source;
     break;
   }
-  if (volume.source == "persistentVolumeClaim") {
-    const JsonPath pvc_path{&path, "persistentVolumeClaim"};
-    const Value* pvc = reader.object(JsonReader::member(&value, "persistentVolumeClaim"), pvc_path);
-    volume.read_only = reader.boolean(JsonReader::member(pvc, "readOnly"), JsonPath{&pvc_path, "readOnly"});
+  // Most sources (persistentVolumeClaim, nfs, csi, azureFile, cephfs, ...) take a readOnly
+  // that forces every mount of the volume read-only (core/v1 types).
+  if (!volume.source.empty()) {
+    const JsonPath source_path{&path, volume.source};
+    const Value* source = JsonReader::member(&value, volume.source);
+    // A claim must be an object (as before); other sources are read only when they are.
+    if (volume.source == "persistentVolumeClaim") source = reader.object(source, source_path);
+    if (source != nullptr && source->IsObject()) {
+      volume.read_only = reader.boolean(JsonReader::member(source, "readOnly"), JsonPath{&source_path, "readOnly"});
+    }
   }
   if (volume.source == "csi") {
     const JsonPath csi_path{&path, "csi"};

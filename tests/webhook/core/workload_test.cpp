@@ -1715,6 +1715,28 @@ TEST(WorkloadClasses, AnMXJobsSchedulerAndServersAreCoordinators) {
   EXPECT_EQ(lost.front().find("Scheduler"), std::string::npos) << lost.front();
 }
 
+// A volume source's own readOnly (nfs, csi, azureFile, a claim, ...) makes every mount of
+// it read-only, whatever the volumeMount says: it cannot hold checkpoints.
+TEST(WorkloadClasses, AReadOnlyVolumeSourceHoldsNoCheckpoints) {
+  const std::string job = R"({"apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": "trial", "namespace": "ml"},
+    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "t", "image": "seg",
+      "command": ["python3", "app.py", "--epochs=20"],
+      "resources": {"limits": {"nvidia.com/gpu": "1"}},
+      "volumeMounts": [{"name": "exp", "mountPath": "/experiments"}]}],
+      "volumes": [{"name": "exp", "SOURCE"}]}}}})";
+  const auto warnings = [&](const std::string& source) {
+    std::string text = job;
+    text.replace(text.find("\"SOURCE\""), 8, source);
+    return answer(Harness(), review_for(parse_json(text))).warnings_of(kCheckpoint).size();
+  };
+  EXPECT_EQ(warnings(R"("nfs": {"server": "10.0.0.2", "path": "/export"})"), 0u);
+  EXPECT_EQ(warnings(R"("nfs": {"server": "10.0.0.2", "path": "/export", "readOnly": true})"), 1u);
+  EXPECT_EQ(warnings(R"("persistentVolumeClaim": {"claimName": "exp", "readOnly": true})"), 1u);
+  EXPECT_EQ(warnings(R"("csi": {"driver": "gcsfuse.csi.storage.gke.io", "readOnly": true})"), 1u);
+  EXPECT_EQ(warnings(R"("azureFile": {"secretName": "s", "shareName": "x", "readOnly": false})"), 0u);
+}
+
 // The ValidatingWebhookConfiguration must route every kind of the default table to the
 // webhook, or its row is dead code in a real cluster.
 TEST(WorkloadClasses, TheWebhookConfigurationRoutesEveryDefaultKind) {

@@ -270,7 +270,8 @@ struct FlagSwitch {
   std::string_view pattern;  // empty: a bare switch
   bool bare_dotted = true;
   std::int64_t max_count = 0;
-  char last = '\0';  // the name's last byte, folded ('\0': an empty name)
+  char last = '\0';       // the name's last byte, folded ('\0': an empty name)
+  bool wildcard = false;  // the name has `*` (`*data*=synthetic*`): matched as a pattern
   FlagSwitch(std::string_view entry, bool bare_dotted_flags, std::int64_t max = 0)
       : name(entry), bare_dotted(bare_dotted_flags), max_count(max) {
     const auto eq = entry.find('=');
@@ -278,7 +279,8 @@ struct FlagSwitch {
       name = entry.substr(0, eq);
       pattern = entry.substr(eq + 1);
     }
-    if (const std::string_view key = flag_name(name); !key.empty()) last = fold_flag_char(key.back());
+    wildcard = name.find('*') != std::string_view::npos;
+    if (const std::string_view key = flag_name(name); !key.empty() && !wildcard) last = fold_flag_char(key.back());
   }
   // names: the flag itself, or the last component of a dotted override
   // (`trainer.enable_checkpointing`, `+checkpoint.enable_checkpoint`).
@@ -293,6 +295,9 @@ struct FlagSwitch {
     // Every way of naming it below ends the flag with the name: one byte rejects nearly
     // every (entry, word) pair, and this runs for each of them.
     if (last != '\0' && (flag.empty() || fold_flag_char(flag.back()) != last)) return false;
+    // A pattern name is matched against the whole flag as normalized_flag spells it (rare:
+    // a copy is affordable).
+    if (wildcard) return wildcard_match_icase(name, normalized_flag(flag));
     if (same_flag(name, flag)) return true;
     if (name.find('.') != std::string_view::npos) {  // a dotted entry: the flag's last components
       return flag.size() > name.size() && flag[flag.size() - name.size() - 1] == '.' &&

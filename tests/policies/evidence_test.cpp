@@ -619,6 +619,13 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
   EXPECT_EQ(bench({"python", "tf_cnn_benchmarks.py", "--num_batches=100"}), "benchmark program tf_cnn_benchmarks.py");
   EXPECT_EQ(bench({"python", "main.py", "--epochs", "1", "--use_fake_data"}), "benchmark flag --use_fake_data");
   EXPECT_EQ(bench({"python", "train.py", "--benchmark", "1"}), "benchmark flag --benchmark 1");
+  // Any data flag set to synthetic, dummy, fake or mock data.
+  EXPECT_EQ(bench({"torchrun", "train.py", "--data-mode", "synthetic"}), "benchmark flag --data-mode synthetic");
+  EXPECT_EQ(bench({"python", "main.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
+  EXPECT_EQ(bench({"python", "gpt.py", "model.data.data_impl=mock"}), "benchmark flag model.data.data_impl=mock");
+  EXPECT_EQ(bench({"python", "main.py", "--dataSource=FakeData"}), "benchmark flag --dataSource=FakeData");
+  EXPECT_FALSE(bench({"torchrun", "train.py", "--data-dir", "/data/synthetic", "--dataset", "imagenet"}));
+  EXPECT_FALSE(bench({"torchrun", "train.py", "--mode", "synthetic"}));
   EXPECT_EQ(bench({"python", "train.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
   EXPECT_FALSE(bench({"python", "train.py", "--benchmark", "0"}));
   EXPECT_FALSE(bench({"python", "train.py", "--dataset", "imagenet"}));

@@ -282,7 +282,7 @@ std::string normalized_flag(std::string_view word) {
   if (eq != std::string_view::npos) word = word.substr(0, eq);
   while (!word.empty() && word.front() == '-') word.remove_prefix(1);
   std::string out;
-  out.reserve(word.size() + 4);
+  out.reserve(word.size());  // within the small-string buffer for most names
   for (FoldedFlag folded(word); !folded.done();) out += folded.next();
   return out;
 }

@@ -295,9 +295,16 @@ struct FlagSwitch {
     // Every way of naming it below ends the flag with the name: one byte rejects nearly
     // every (entry, word) pair, and this runs for each of them.
     if (last != '\0' && (flag.empty() || fold_flag_char(flag.back()) != last)) return false;
-    // A pattern name is matched against the whole flag as normalized_flag spells it (rare:
-    // a copy is affordable).
-    if (wildcard) return wildcard_match_icase(name, normalized_flag(flag));
+    // A pattern name is matched against the whole flag as normalized_flag spells it,
+    // folded on the stack (this runs for every flag word of every review).
+    if (wildcard) {
+      std::array<char, 128> folded{};
+      std::size_t n = 0;
+      for (FoldedFlag f(flag_name(flag)); !f.done(); folded[n++] = f.next()) {
+        if (n == folded.size()) return false;  // no data flag is this long
+      }
+      return wildcard_match_icase(name, std::string_view(folded.data(), n));
+    }
     if (same_flag(name, flag)) return true;
     if (name.find('.') != std::string_view::npos) {  // a dotted entry: the flag's last components
       return flag.size() > name.size() && flag[flag.size() - name.size() - 1] == '.' &&

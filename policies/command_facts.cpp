@@ -228,12 +228,15 @@ bool has_script_chars(std::string_view w) { return w.find_first_of(" \t\n;&|") !
 // holding a script is kept as the script's words), and its program is found.
 void add_command(CommandFacts& facts, const std::vector<std::string>& words, int depth = 0) {
   std::size_t first = words.size();
+  bool declaration = false;  // `export A=1 B`, `local -r x`: no program at all
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (facts.words.size() >= kMaxWords) break;
-    if (first == words.size() &&
+    if (first == words.size() && !declaration &&
         std::find(kDeclarations.begin(), kDeclarations.end(), words[i]) != kDeclarations.end()) {
+      declaration = true;
       continue;
     }
+    if (declaration && words[i].starts_with('-')) continue;  // its options (`declare -r`)
     if (has_script_chars(words[i])) {
       for (const auto& part : split_script(words[i])) {
         for (const auto& w : part) {
@@ -245,7 +248,7 @@ void add_command(CommandFacts& facts, const std::vector<std::string>& words, int
     }
     if (first == words.size() && !is_keyword(words[i]) && !is_assignment(words[i])) first = i;
   }
-  if (first < words.size()) add_program(facts, words, first, depth);
+  if (first < words.size() && !declaration) add_program(facts, words, first, depth);
 }
 
 void add_script(CommandFacts& facts, std::string_view script, int depth) {

@@ -364,8 +364,11 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
 
   // A Pod made by a controller in the table is judged like that controller's row.
   const WorkloadKind* row = judging_row(object, policy);
-  ConfigReadBudget config_budget;  // the mounted files this object may still read
-  const EvidenceFacts job = job_evidence(object, claims, policy, config_budget);
+  // The coordinators' files are read for the whole job and again as parts: each reading
+  // has a budget of its own, so the job's reading does not starve the parts'.
+  ConfigReadBudget job_budget;
+  const EvidenceFacts job = job_evidence(object, claims, policy, job_budget);
+  ConfigReadBudget config_budget;  // the mounted files the parts may still read
   struct JudgedPod {
     const PodSpecView* pod;
     bool accelerator;

@@ -56,9 +56,10 @@ namespace {
 // Shell builtins and file utilities: the word after one is a name or a path (`trap
 // on_exit EXIT`, `function on_script_completion {`, `mkdir /results/eval`), not a verb
 // of the program. Shell syntax, not policy.
-constexpr std::array<std::string_view, 24> kNoVerbs = {
-    "function", "trap", "echo",   "printf", "cd",    "mkdir", "touch", "cat",   "ls",  "rm",    "cp",  "mv",
-    "ln",       "test", "source", "set",    "unset", "alias", "wait",  "sleep", "tee", "chmod", "tar", "find"};
+constexpr std::array<std::string_view, 30> kNoVerbs = {
+    "pushd",  "popd",  "activate", "head",  "tail", "export", "function", "trap",  "echo", "printf",
+    "cd",     "mkdir", "touch",    "cat",   "ls",   "rm",     "cp",       "mv",    "ln",   "test",
+    "source", "set",   "unset",    "alias", "wait", "sleep",  "tee",      "chmod", "tar",  "find"};
 
 // verb_of: the i-th command's subcommand when it is a verb of its program (a plain word
 // after a program that takes verbs), or empty.
@@ -87,25 +88,28 @@ bool names_what_runs(const CommandFacts& facts, const std::vector<std::string>& 
 }
 
 // training_verb: "PROGRAM VERB" when a program or a python script is given a verb that
-// trains (`amplfi-flow-cli fit`, `python main.py fit`, `yolo train`), unless the command
-// runs a program named for reading checkpoints.
+// trains (`amplfi-flow-cli fit`, `python main.py fit`, `yolo train`), unless that program
+// or script is named for reading checkpoints.
 std::optional<std::string> training_verb(const CommandFacts& facts, const Policy& policy) {
   const std::vector<std::string>& verbs = policy.training_hints.verbs;
   const auto is_verb = [&](std::string_view w) { return std::find(verbs.begin(), verbs.end(), w) != verbs.end(); };
-  std::optional<std::string> out;
-  for (std::size_t i = 0; i < facts.programs.size() && !out; ++i) {
-    if (facts.programs[i].starts_with("python")) continue;  // its subcommand is the script
+  const auto reader = [&](std::string_view name) { return matches(policy.training_hints.non_training, name); };
+  for (std::size_t i = 0; i < facts.programs.size(); ++i) {
+    const std::string& program = facts.programs[i];
+    if (program.starts_with("python") || reader(program)) continue;  // python's subcommand is the script
     if (const std::string_view verb = verb_of(facts, i); !verb.empty() && is_verb(verb)) {
-      out = facts.programs[i] + " " + std::string(verb);
+      return program + " " + std::string(verb);
     }
   }
-  for (std::size_t k = 0; k + 1 < facts.words.size() && !out; ++k) {
-    if (facts.words[k].ends_with(".py") && is_verb(facts.words[k + 1])) {
-      out = std::string(basename_view(facts.words[k])) + " " + facts.words[k + 1];
+  // After a python script only LightningCLI's `fit` (`python main.py fit --config c.yaml`):
+  // another word there is as often a data split (`python preprocess.py train`).
+  for (std::size_t k = 0; k + 1 < facts.words.size(); ++k) {
+    const std::string_view script = basename_view(facts.words[k]);
+    if (script.ends_with(".py") && facts.words[k + 1] == "fit" && is_verb("fit") && !reader(script)) {
+      return std::string(script) + " fit";
     }
   }
-  if (out && names_what_runs(facts, policy.training_hints.non_training)) return std::nullopt;
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -542,12 +546,17 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   // --artifacts-bucket gs://...) or an output, save or checkpoint name with a prefix
   // (TRAIN_OUTPUT_DIR, sft_checkpoint_dir): only with an object-storage URL as the value,
   // and not a place it reads (DATA_BUCKET, RESUME_CHECKPOINT_DIR, BASE_...) or logs.
-  static constexpr std::array<std::string_view, 10> kReads = {"data", "input", "source",     "log",  "resume",
-                                                              "init", "load",  "pretrained", "base", "from"};
+  static constexpr std::array<std::string_view, 17> kReads = {
+      "data",       "dataset", "input", "source", "log",     "logs",    "resume",      "init", "load",
+      "pretrained", "base",    "from",  "eval",   "metrics", "profile", "tensorboard", "cache"};
   const auto other_output = [&](std::string_view name) {
     const std::string n = normalized_flag(name);
-    if (std::any_of(kReads.begin(), kReads.end(), [&](std::string_view r) { return n.find(r) != std::string::npos; })) {
-      return false;
+    // Whole `_`-separated words: UPLOAD_BUCKET is no `load`, a catalog no `log`.
+    for (std::size_t start = 0; start <= n.size();) {
+      const std::size_t end = std::min(n.find('_', start), n.size());
+      const std::string_view word = std::string_view(n).substr(start, end - start);
+      if (std::find(kReads.begin(), kReads.end(), word) != kReads.end()) return false;
+      start = end + 1;
     }
     const auto prefixed = [&](const std::string& f) {
       return (f.starts_with("out") || f.starts_with("save") || f.starts_with("checkpoint") || f.starts_with("ckpt")) &&

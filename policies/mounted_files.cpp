@@ -36,9 +36,11 @@ bool is_script(std::string_view key, std::string_view text) {
   return key.ends_with(".sh") || key.ends_with(".bash") || key.ends_with(".py") || text.starts_with("#!");
 }
 
-// take: up to `limit` bytes of `text`, charged to the object's budget.
+// take: up to `limit` bytes of `text`, charged to the object's budget; cut short, it ends
+// at the last whole line (`max_steps: 100000` must not become `max_steps: 1`).
 std::string_view take(std::string_view text, std::size_t limit, ConfigReadBudget& budget) {
-  const std::string_view read = text.substr(0, std::min(limit, budget.bytes));
+  std::string_view read = text.substr(0, std::min(limit, budget.bytes));
+  if (read.size() < text.size()) read = read.substr(0, read.rfind('\n') + 1);  // npos + 1 == 0
   budget.bytes -= read.size();
   return read;
 }
@@ -95,7 +97,8 @@ bool named(const CommandFacts& facts, std::string_view path) {
 // settings_of: the settings of the config files (not scripts) in the mounts; the files the
 // command names are read first, so their settings speak first.
 std::vector<EnvVar> settings_of(const CommandFacts& facts, const std::vector<ConfigMapMount>& mounts,
-                                const std::string& ns, const ClusterSnapshot& known, ConfigReadBudget& budget) {
+                                const std::string& ns, const ClusterSnapshot& known, std::string_view script,
+                                ConfigReadBudget& budget) {
   std::vector<EnvVar> settings;
   std::size_t room = kMaxContainerBytes;
   for (const bool first_pass : {true, false}) {
@@ -105,7 +108,12 @@ std::vector<EnvVar> settings_of(const CommandFacts& facts, const std::vector<Con
       const std::string& sub_path = mount.mount->sub_path;
       // One file: its key in the ConfigMap and its path inside the volume.
       const auto read_file = [&](const std::string& key, const std::string& path, const std::string& text) {
-        if ((!sub_path.empty() && sub_path != path) || is_script(key, text)) return;
+        // Not a script (by its key, its path in the volume or its first line), and not
+        // the one the command runs, read already.
+        if ((!sub_path.empty() && sub_path != path) || is_script(key, text) || is_script(path, text) ||
+            (!script.empty() && script.data() == text.data())) {
+          return;
+        }
         const std::string full = sub_path.empty() ? std::string(mount.dir) + "/" + path : std::string(mount.dir);
         if (named(facts, full) != first_pass) return;
         const std::string_view read = take(text, room, budget);
@@ -137,7 +145,7 @@ MountedFiles mounted_files(const CommandFacts& facts, const Container& c, const 
   const std::vector<ConfigMapMount> mounts = config_map_mounts(c, pod);
   if (mounts.empty()) return out;
   out.script = script_of(facts, mounts, ns, *known, budget);
-  out.settings = settings_of(facts, mounts, ns, *known, budget);
+  out.settings = settings_of(facts, mounts, ns, *known, out.script, budget);
   return out;
 }
 

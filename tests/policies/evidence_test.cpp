@@ -249,6 +249,26 @@ const std::vector<EvidenceRow> kRows = {
      "subcommand amplfi-flow-cli fit",
      {},
      "s3://runs/bbh/train"},
+    // Whole words decide: an upload bucket is no `load`.
+    {"AnUploadBucketIsADestination",
+     {"torchrun", "--nproc-per-node=4", "finetune.py"},
+     {},
+     {{"MODEL_UPLOAD_BUCKET", "gs://runs/models"}},
+     "launcher torchrun",
+     {},
+     "gs://runs/models"},
+    // Evaluation, metrics, profiles, TensorBoard and caches are not where checkpoints go.
+    {"PrefixedOutputsThatHoldNoCheckpoints",
+     {"deepspeed", "sft.py", "--deepspeed", "ds.json"},
+     {},
+     {{"EVAL_OUTPUT_DIR", "s3://runs/eval"},
+      {"METRICS_OUTPUT_DIR", "s3://runs/metrics"},
+      {"PROFILE_OUTPUT_DIR", "gs://runs/prof"},
+      {"TENSORBOARD_SAVE_DIR", "gs://runs/tb"},
+      {"HF_CACHE_OUTPUT_DIR", "gs://runs/cache"}},
+     "launcher deepspeed",
+     {},
+     {}},
     // Not one it reads (a checkpoint to resume, a base model, data), and not a local path.
     {"PrefixedNamesOfWhatTheRunReads",
      {"torchrun", "train.py"},
@@ -326,6 +346,9 @@ TEST(Evidence, ShellScriptProgramsSkipKeywordsAndAssignments) {
   EXPECT_EQ(facts.programs, (std::vector<std::string>{"python", "tee"}));
   // A declaration builtin is not a word the rules read: `export` names no exporter.
   EXPECT_EQ(std::count(facts.words.begin(), facts.words.end(), "export"), 0);
+  // A declaration has no program at all: its names are not programs.
+  EXPECT_EQ(command_facts({"bash", "-c", "export EVAL_STEPS; local merged; declare -r X=1; python3 t.py"}, {}).programs,
+            (std::vector<std::string>{"python3"}));
   EXPECT_FALSE(reads_checkpoints(facts, default_policy(), ""));
   EXPECT_TRUE(reads_checkpoints(command_facts({"llamafactory-cli", "export", "merge.yaml"}, {}), default_policy(), ""));
 }
@@ -383,6 +406,11 @@ TEST(Evidence, TrainingVerbsOfCommandLinePrograms) {
   EXPECT_EQ(why({"amplfi-flow-cli", "test", "--config", "s3://runs/cbc.yaml"}), "(none)");
   EXPECT_EQ(why({"sh", "-c", "mkdir train && ls train"}), "(none)");
   EXPECT_EQ(why({"python", "evaluate.py", "fit"}), "(none)");
+  // A reader elsewhere in the command does not cancel the verb (train, then evaluate).
+  EXPECT_EQ(why({"sh", "-c", "python main.py fit --config c.yaml && python eval.py"}), "subcommand main.py fit");
+  // Not a data split after a script, not a shell's or conda's operand.
+  EXPECT_EQ(why({"python", "preprocess.py", "train", "--out", "/data/train"}), "(none)");
+  EXPECT_EQ(why({"sh", "-c", "conda activate train && pushd finetune && ls"}), "(none)");
   EXPECT_TRUE(strong_training_evidence("subcommand yolo train"));
 }
 
@@ -623,9 +651,11 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
   EXPECT_EQ(bench({"torchrun", "train.py", "--data-mode", "synthetic"}), "benchmark flag --data-mode synthetic");
   EXPECT_EQ(bench({"python", "main.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
   EXPECT_EQ(bench({"python", "gpt.py", "model.data.data_impl=mock"}), "benchmark flag model.data.data_impl=mock");
-  EXPECT_EQ(bench({"python", "main.py", "--dataSource=FakeData"}), "benchmark flag --dataSource=FakeData");
+  EXPECT_EQ(bench({"python", "main.py", "--dataSource=Fake"}), "benchmark flag --dataSource=Fake");
   EXPECT_FALSE(bench({"torchrun", "train.py", "--data-dir", "/data/synthetic", "--dataset", "imagenet"}));
   EXPECT_FALSE(bench({"torchrun", "train.py", "--mode", "synthetic"}));
+  // Only the exact word: a value that starts with one is real data.
+  EXPECT_FALSE(bench({"torchrun", "sft.py", "--data_path", "synthetic_math.jsonl", "--dataset_name", "fake_news"}));
   EXPECT_EQ(bench({"python", "train.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
   EXPECT_FALSE(bench({"python", "train.py", "--benchmark", "0"}));
   EXPECT_FALSE(bench({"python", "train.py", "--dataset", "imagenet"}));

@@ -217,49 +217,58 @@ Container decode_container(JsonReader& reader, const Value& value, const JsonPat
 }
 
 // The members of core/v1 VolumeSource; the one present names the volume's source.
-constexpr const char* kVolumeSources[] = {"persistentVolumeClaim",
-                                          "emptyDir",
-                                          "hostPath",
-                                          "ephemeral",
-                                          "csi",
-                                          "nfs",
-                                          "cephfs",
-                                          "rbd",
-                                          "iscsi",
-                                          "azureFile",
-                                          "glusterfs",
-                                          "fc",
-                                          "gcePersistentDisk",
-                                          "awsElasticBlockStore",
-                                          "azureDisk",
-                                          "cinder",
-                                          "portworxVolume",
-                                          "vsphereVolume",
-                                          "configMap",
-                                          "secret",
-                                          "projected",
-                                          "downwardAPI",
-                                          "image",
-                                          "flexVolume",
-                                          "flocker",
-                                          "quobyte",
-                                          "scaleIO",
-                                          "storageos",
-                                          "photonPersistentDisk",
-                                          "gitRepo"};
+// `read_only`: the source has a readOnly field that forces every mount of the volume
+// read-only (core/v1 types); the others (hostPath, emptyDir, ...) have none, and a stray
+// one inside an unvalidated custom resource's template is not read.
+struct VolumeSourceKind {
+  const char* name;
+  bool read_only;
+};
+constexpr VolumeSourceKind kVolumeSources[] = {
+    {"persistentVolumeClaim", true},
+    {"emptyDir", false},
+    {"hostPath", false},
+    {"ephemeral", false},
+    {"csi", true},
+    {"nfs", true},
+    {"cephfs", true},
+    {"rbd", true},
+    {"iscsi", true},
+    {"azureFile", true},
+    {"glusterfs", true},
+    {"fc", true},
+    {"gcePersistentDisk", true},
+    {"awsElasticBlockStore", true},
+    {"azureDisk", true},
+    {"cinder", true},
+    {"portworxVolume", true},
+    {"vsphereVolume", false},
+    {"configMap", false},
+    {"secret", false},
+    {"projected", false},
+    {"downwardAPI", false},
+    {"image", false},
+    {"flexVolume", true},
+    {"flocker", false},
+    {"quobyte", true},
+    {"scaleIO", true},
+    {"storageos", true},
+    {"photonPersistentDisk", false},
+    {"gitRepo", false},
+};
 
 Volume decode_volume(JsonReader& reader, const Value& value, const JsonPath& path) {
   Volume volume;
   if (reader.object(&value, path) == nullptr) return volume;
   volume.name = reader.string(JsonReader::member(&value, "name"), JsonPath{&path, "name"});
-  for (const char* source : kVolumeSources) {
+  bool has_read_only = false;
+  for (const auto& [source, read_only] : kVolumeSources) {
     if (JsonReader::member(&value, source) == nullptr) continue;
     volume.source = source;
+    has_read_only = read_only;
     break;
   }
-  // Most sources (persistentVolumeClaim, nfs, csi, azureFile, cephfs, ...) take a readOnly
-  // that forces every mount of the volume read-only (core/v1 types).
-  if (!volume.source.empty()) {
+  if (has_read_only) {
     const JsonPath source_path{&path, volume.source};
     const Value* source = JsonReader::member(&value, volume.source);
     // A claim must be an object (as before); other sources are read only when they are.

@@ -211,6 +211,42 @@ TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
   EXPECT_EQ(judge("/etc/config/train.sh", "train.sh", &known), "");
 }
 
+// A coordinator's files are read twice (for the whole job, and as a part): each reading
+// has a budget of its own, so a launcher with large config files does not leave the
+// workers' files unread.
+TEST(Evaluate, ACoordinatorsFilesDoNotStarveTheWorkersFiles) {
+  std::string big = "lr: 0.1\n";
+  while (big.size() < 64 * 1024) big += "# a large launcher config, read to its end\n";
+  const ClusterSnapshot view(
+      {}, {}, {},
+      {{"ml", "big", {{"launcher.yaml", big}}}, {"ml", "small", {{"train.yaml", "output_dir: /scratch/out\n"}}}});
+  const auto config = [](const std::string& name) {
+    Volume v = volume(name, "configMap");
+    v.config_map = name;
+    return v;
+  };
+  PodSpecView launcher = with_volume(gpu_pod(), config("big"), "/config");
+  launcher.containers.front().command = {"mpirun", "python", "train.py"};
+  launcher.containers.push_back(launcher.containers.front());
+  launcher.containers.push_back(launcher.containers.front());
+  launcher.coordinator = true;
+  launcher.part = "replica Launcher";
+  PodSpecView worker = with_volume(with_volume(gpu_pod(), pvc("data"), "/data"), empty_dir("scratch"), "/scratch");
+  worker = with_volume(worker, config("small"), "/config");
+  worker.containers.front().command = {"python", "train.py"};
+  worker.part = "replica Worker";
+  WorkloadView job;
+  job.api_group = "kubeflow.org";
+  job.kind = "MPIJob";
+  job.namespace_name = "ml";
+  job.name = "hvd";
+  job.pods = {launcher, worker};
+  const auto findings = evaluate(job, &view, default_policy());
+  const Finding* f = find_finding(findings, kCheckpointVolume);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("/scratch/out"), std::string::npos) << f->message;
+}
+
 // A config file in a ConfigMap volume (not a script) speaks where flags would: a training
 // setting judges an otherwise silent pod, an output_dir setting says where it saves; a flag
 // on the command line wins over the file. Only when the ConfigMap is in view.

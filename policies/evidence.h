@@ -6,7 +6,8 @@
 //   const CommandFacts facts = command_facts(container.command, container.args);
 //   if (auto why = training_evidence(facts, container.env, policy)) ...   // "launcher torchrun"
 //
-// How a command line is read into CommandFacts: policies/command_facts.h.
+// How a command line is read into CommandFacts: policies/command_facts.h; where it saves:
+// policies/save_places.h.
 
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "policies/command_facts.h"
 #include "policies/pod_view.h"
 #include "policies/policy.h"
+#include "policies/save_places.h"
 
 namespace kubegap {
 
@@ -88,30 +90,5 @@ std::optional<std::string> short_run(const CommandFacts& facts, const std::vecto
 // benchmark runs training steps on purpose and keeps nothing.
 std::optional<std::string> benchmark_evidence(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy);
-
-// SavePath: the local directory a checkpoint/output flag names (policy
-// checkpointStorageFlags), and the flag as written.
-struct SavePath {
-  std::string flag;  // "--output_dir"
-  std::string path;  // "/workspace/output"
-};
-
-// save_path: the first checkpointStorageFlags flag (or env var) whose value, env references
-// expanded, is a local path: an absolute one, or a relative one (`./checkpoints`) when the
-// directory it is relative to is known: the last `cd DIR` of the script before the flag,
-// else the container's workingDir. Nothing when none is.
-std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
-                                  std::string_view working_dir = {});
-
-// resolve_path: `path` relative to the directory `base` ("/app" and "./ckpt/../out" give
-// "/app/out"); an absolute `path` as it is. Empty when neither is absolute.
-std::string resolve_path(std::string_view base, std::string_view path);
-
-// checkpoint_destination: an object-storage URL (or bucket) that a checkpoint/output flag
-// or env var of the policy's `checkpointStorageFlags` names, e.g. "gs://runs/ckpt"; or,
-// starting with `$`, a reference to a var whose value the object does not show, and
-// where it is set: "$(OUTPUT_DIR) (set from ConfigMap rl-config)".
-std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
-                                                  const Policy& policy);
 
 }  // namespace kubegap

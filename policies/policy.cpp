@@ -352,7 +352,9 @@ void set_default_hints(Policy& p) {  // data table
   p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
                               "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
                               "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
-  p.training_hints.verbs = {"fit", "train", "finetune", "finetune_lora", "pretrain"};
+  p.training_hints.verbs = {
+      "fit",     "train", "finetune", "finetune_full", "finetune_lora", "finetune_adapter", "finetune_adapter_v2",
+      "pretrain"};
   p.training_hints.non_training = {"*eval*",           "*infer*",       "*convert*",    "*download*",
                                    "*compile*",        "*quantiz*",     "*export*",     "*merge*",
                                    "*serve*",          "*benchmark*",   "*completion*", "*ckpt_to_*",
@@ -490,6 +492,14 @@ void set_default_hints(Policy& p) {  // data table
                                 "job_dir",
                                 "out_dir",
                                 "outdir"};
+  p.save_place_names.saves = {"save",  "saving", "saved",   "checkpoint", "checkpoints", "ckpt",
+                              "ckpts", "output", "outputs", "out",        "outdir",      "export"};
+  p.save_place_names.places = {"dir", "directory", "folder", "path", "root", "location", "uri", "outdir"};
+  p.save_place_names.reads = {
+      "data",        "dataset", "input",      "source",      "log",     "logs",    "resume",    "init",  "load",
+      "pretrained",  "base",    "from",       "eval",        "metrics", "profile", "profiling", "trace", "traces",
+      "tensorboard", "summary", "summaries",  "wandb",       "cache",   "teacher", "reference", "ref",   "sample",
+      "samples",     "pred",    "prediction", "predictions", "tmp",     "temp"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

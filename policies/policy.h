@@ -101,6 +101,19 @@ struct TrainingHints {
   bool operator==(const TrainingHints&) const = default;
 };
 
+// SavePlaceNames: how a flag or env name that checkpoint_storage_flags does not list is
+// read as the place a run saves to, by its words (split at `_`, `-`, `.` and camelCase
+// humps): a word of `saves`, the last word one of `places`, and no word of `reads`
+// (`--saving_folder`, `MODEL_SAVE_PATH`; not `RESUME_CHECKPOINT_DIR`). With an
+// object-storage URL as the value, a last word ending in `bucket` counts too.
+struct SavePlaceNames {
+  std::vector<std::string> saves;   // save, checkpoint, output, ...
+  std::vector<std::string> places;  // dir, folder, path, ...
+  std::vector<std::string> reads;   // words of a place read or kept for other things: resume, data, log, ...
+
+  bool operator==(const SavePlaceNames&) const = default;
+};
+
 // WorkloadKind: an object kind whose pod templates are evaluated (a row of the table).
 struct WorkloadKind {
   std::string group;  // API group, "" for core
@@ -218,6 +231,8 @@ struct Policy {
   std::vector<std::string> benchmark_programs;
   // Flag and env names whose object-storage value is where checkpoints go.
   std::vector<std::string> checkpoint_storage_flags;
+  // Other flag and env names read as where checkpoints go, by their words.
+  SavePlaceNames save_place_names;
   // URL schemes of object storage (gs://, s3://, ...).
   std::vector<std::string> object_storage_schemes;
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.

@@ -191,7 +191,7 @@ TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
     config.items = {{key, "run/train.sh"}};
     pod = with_volume(pod, config, "/etc/config");
     pod.containers.front().command = {command};
-    pod.containers.front().env = {{"CKPT_ROOT", "/scratch/ckpt"}};
+    pod.containers.front().env = {{"SCRATCH", "/scratch/ckpt"}};
     const auto findings = evaluate(pod_object(pod), known, default_policy());
     const Finding* f = find_finding(findings, kCheckpointVolume);
     return f != nullptr && f->outcome == Outcome::kFinding ? f->message : std::string();
@@ -200,7 +200,7 @@ TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
       {}, {}, {},
       {{"ml",
         "train-script",
-        {{"train.sh", "export RUN_DIR=$CKPT_ROOT/run1\ntorchrun pretrain.py --save \"$RUN_DIR\"\n"}}}});
+        {{"train.sh", "export RUN_DIR=$SCRATCH/run1\ntorchrun pretrain.py --save \"$RUN_DIR\"\n"}}}});
   const std::string saved = judge("/etc/config/run/train.sh", "train.sh", &known);
   EXPECT_NE(saved.find("/scratch/ckpt/run1 (--save)"), std::string::npos) << saved;
   EXPECT_NE(saved.find("emptyDir \"scratch\""), std::string::npos) << saved;

@@ -403,6 +403,7 @@ TEST(Evidence, TrainingVerbsOfCommandLinePrograms) {
   EXPECT_EQ(why({"python", "main.py", "fit", "--config", "c.yaml"}), "subcommand main.py fit");
   EXPECT_EQ(why({"sh", "-c", "cd /app && yolo train data=coco.yaml model=yolov8n.pt"}), "subcommand yolo train");
   EXPECT_EQ(why({"litgpt", "finetune_lora", "microsoft/phi-2"}), "subcommand litgpt finetune_lora");
+  EXPECT_EQ(why({"litgpt", "finetune_adapter_v2", "microsoft/phi-2"}), "subcommand litgpt finetune_adapter_v2");
   EXPECT_EQ(why({"amplfi-flow-cli", "test", "--config", "s3://runs/cbc.yaml"}), "(none)");
   EXPECT_EQ(why({"sh", "-c", "mkdir train && ls train"}), "(none)");
   EXPECT_EQ(why({"python", "evaluate.py", "fit"}), "(none)");
@@ -598,8 +599,8 @@ TEST(Evidence, CheckpointingSwitchedOff) {
   // verl saves only with a positive trainer.save_freq.
   EXPECT_EQ(off({"python3", "-m", "verl.trainer.main_ppo", "trainer.save_freq=-1"}), "trainer.save_freq=-1");
   EXPECT_FALSE(off({"python3", "-m", "verl.trainer.main_ppo", "trainer.save_freq=20"}));
-  // A save interval of 0 never comes round (Megatron-LM's --save-interval, and the same
-  // convention under checkpoint_interval).
+  // A save interval of 0 never comes round (Megatron-LM's --save-interval; TorchRec's
+  // quickstart documents --checkpoint_interval 0 as off).
   EXPECT_EQ(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "0"}), "--save-interval 0");
   EXPECT_EQ(off({"torchrun", "train_dlrm.py", "--checkpoint_interval=0"}), "--checkpoint_interval=0");
   EXPECT_FALSE(off({"torchrun", "pretrain_gpt.py", "--save", "/ckpt", "--save-interval", "1000"}));
@@ -803,6 +804,53 @@ TEST(Evidence, ASavePathReadsTheScriptsOwnVariables) {
   EXPECT_EQ(at("OUT=/a; OUT=/b\npython t.py --save_dir $OUT"), "/b");
   EXPECT_EQ(at("python t.py --save_dir $OUT; OUT=/late"), "");  // set after the flag
   EXPECT_EQ(at("python t.py --save_dir $ROOT/x"), "/scratch/x");
+}
+
+// A name no list holds is read by its words (savePlaceNames): a save word, a place word
+// last, no word of a place the run reads or keeps something else in. A listed name wins.
+TEST(Evidence, SavePlacesAreReadByTheirWords) {
+  const Policy& policy = default_policy();
+  const auto at = [&](std::vector<std::string> command, std::vector<EnvVar> env = {}) {
+    auto saved = save_path(command_facts(command, {}), env, policy);
+    return saved ? saved->flag + " " + saved->path : std::string();
+  };
+  EXPECT_EQ(at({"python", "code/train.py", "--saving_folder", "/home/jovyan/ckpt/econ", "--max_epochs", "25"}),
+            "--saving_folder /home/jovyan/ckpt/econ");
+  EXPECT_EQ(at({"python", "train.py"}, {{"MODEL_SAVE_PATH", "/tmp/model"}}), "MODEL_SAVE_PATH /tmp/model");
+  EXPECT_EQ(at({"torchrun", "train.py", "--checkpoint.folder=/ckpt/run"}), "--checkpoint.folder /ckpt/run");
+  EXPECT_EQ(at({"python", "fit.py", "--ckptOutDir", "/out"}), "--ckptOutDir /out");
+  // A listed name decides, wherever it stands.
+  EXPECT_EQ(at({"python", "t.py", "--best_ckpt_path", "/tmp/best", "--output_dir", "/mnt/out"}),
+            "--output_dir /mnt/out");
+  EXPECT_EQ(at({"python", "t.py", "--best_ckpt_path", "/tmp/best"}, {{"OUTPUT_DIR", "/mnt/out"}}),
+            "OUTPUT_DIR /mnt/out");
+  // Places the run reads, or that keep something other than checkpoints.
+  for (const char* name :
+       {"--resume_checkpoint_dir", "--data_output_dir", "--teacher_ckpt_path", "--log_save_dir", "--sample_output_dir",
+        "--pretrained_ckpt_path", "--cache_dir", "--profiling.save_traces_folder"}) {
+    EXPECT_EQ(at({"python", "t.py", name, "/x"}), "") << name;
+  }
+  // No save word, or not ending in a place word: not a save place.
+  for (const char* name : {"--model_root", "--train_dir", "--output", "--save_steps", "--checkpoint_every",
+                           "--output_file", "--dir_out"}) {
+    EXPECT_EQ(at({"python", "t.py", name, "/x"}), "") << name;
+  }
+}
+
+// The same words name a remote save place; a name ending in bucket is one too.
+TEST(Evidence, RemoteSavePlacesAreReadByTheirWords) {
+  const Policy& policy = default_policy();
+  const auto to = [&](std::vector<EnvVar> env) {
+    return checkpoint_destination(command_facts({"torchrun", "train.py"}, {}), env, policy).value_or("");
+  };
+  EXPECT_EQ(to({{"FINAL_SAVE_FOLDER", "gs://runs/final"}}), "gs://runs/final");
+  EXPECT_EQ(to({{"ckptExportUri", "s3://runs/x"}}), "s3://runs/x");
+  EXPECT_EQ(to({{"RUN_OUTPUT", "s3://runs/x"}}), "");
+  EXPECT_EQ(to({{"TEACHER_CHECKPOINT_DIR", "gs://models/t"}}), "");
+  // A local save place named by its words keeps an env var's bucket from deciding.
+  EXPECT_EQ(checkpoint_destination(command_facts({"python", "t.py", "--saving_folder", "/home/x"}, {}),
+                                   {{"MODEL_DIR", "gs://b/m"}}, policy),
+            std::nullopt);
 }
 
 TEST(Evidence, ResolvePathJoinsAndNormalizes) {

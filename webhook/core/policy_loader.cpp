@@ -1,6 +1,7 @@
 #include "webhook/core/policy_loader.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <sstream>
 
 #include "policies/checks.h"
@@ -101,6 +102,8 @@ class PolicyParser {
         policy.benchmark_programs = strings(value, key);
       } else if (key == "checkpointStorageFlags") {
         policy.checkpoint_storage_flags = strings(value, key);
+      } else if (key == "savePlaceNames") {
+        save_place_names(value, key, policy.save_place_names);
       } else if (key == "objectStorageSchemes") {
         policy.object_storage_schemes = strings(value, key);
       } else if (key == "workloadKinds") {
@@ -122,33 +125,47 @@ class PolicyParser {
              "clusterDaemons, servingPrograms, servingImages, checkpointingOff, checkpointingOn, savesOnlyWith, "
              "benchmarkFlags, "
              "shortRunFlags, "
-             "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, objectStorageSchemes, workloadKinds)");
+             "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, objectStorageSchemes, "
+             "workloadKinds)");
       }
     }
     return policy;
   }
 
  private:
-  // training_hints: a key left out keeps its default list.
-  void training_hints(const YAML::Node& value, const std::string& key, TrainingHints& hints) const {
-    if (!value.IsMap()) fail(value, key, "expected a mapping with launchers, flags, scripts, verbs, nonTraining");
+  // ListField: one key of a mapping of string lists (trainingHints, savePlaceNames).
+  struct ListField {
+    std::string_view name;
+    std::vector<std::string>* list;
+  };
+
+  // string_lists: reads a mapping of string lists into `fields`; a key left out keeps its
+  // default list, an unknown one is an error naming the known ones.
+  void string_lists(const YAML::Node& value, const std::string& key, std::initializer_list<ListField> fields) const {
+    std::string known;
+    for (const auto& each : fields) (known += known.empty() ? "" : ", ") += each.name;
+    if (!value.IsMap()) fail(value, key, "expected a mapping with " + known);
     for (const auto& entry : value) {
       const std::string name = entry.first.Scalar();
       const std::string field = dotted(key, name);
-      if (name == "launchers") {
-        hints.launchers = strings(entry.second, field);
-      } else if (name == "flags") {
-        hints.flags = strings(entry.second, field);
-      } else if (name == "scripts") {
-        hints.scripts = strings(entry.second, field);
-      } else if (name == "verbs") {
-        hints.verbs = strings(entry.second, field);
-      } else if (name == "nonTraining") {
-        hints.non_training = strings(entry.second, field);
-      } else {
-        fail(entry.first, field, "unknown key (known: launchers, flags, scripts, verbs, nonTraining)");
-      }
+      const auto* f =
+          std::find_if(fields.begin(), fields.end(), [&](const ListField& each) { return each.name == name; });
+      if (f == fields.end()) fail(entry.first, field, "unknown key (known: " + known + ")");
+      *f->list = strings(entry.second, field);
     }
+  }
+
+  void training_hints(const YAML::Node& value, const std::string& key, TrainingHints& hints) const {
+    string_lists(value, key,
+                 {{"launchers", &hints.launchers},
+                  {"flags", &hints.flags},
+                  {"scripts", &hints.scripts},
+                  {"verbs", &hints.verbs},
+                  {"nonTraining", &hints.non_training}});
+  }
+
+  void save_place_names(const YAML::Node& value, const std::string& key, SavePlaceNames& names) const {
+    string_lists(value, key, {{"saves", &names.saves}, {"places", &names.places}, {"reads", &names.reads}});
   }
 
   std::vector<PartRole> roles(const YAML::Node& value, const std::string& key) const {

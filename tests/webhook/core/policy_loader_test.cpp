@@ -30,7 +30,8 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) == 22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                                    4 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
+                                    sizeof(kubegap::SavePlaceNames) + 4 * sizeof(std::int64_t) +
+                                    sizeof(std::vector<kubegap::WorkloadKind>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
@@ -55,6 +56,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.short_run_max_steps, expected.short_run_max_steps);
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
   EXPECT_EQ(actual.checkpoint_storage_flags, expected.checkpoint_storage_flags);
+  EXPECT_TRUE(actual.save_place_names == expected.save_place_names);
   EXPECT_EQ(actual.object_storage_schemes, expected.object_storage_schemes);
   EXPECT_EQ(actual.check_actions, expected.check_actions);
   EXPECT_EQ(actual.framework_labels, expected.framework_labels);
@@ -107,6 +109,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "shortRunMaxSteps",
                                          "benchmarkPrograms",
                                          "checkpointStorageFlags",
+                                         "savePlaceNames",
                                          "objectStorageSchemes",
                                          "durableCSIDrivers",
                                          "gpuFaultTaints",
@@ -131,6 +134,14 @@ TEST(PolicyLoader, EmptyOrCommentOnlyTextKeepsEveryDefault) {
     SCOPED_TRACE(text);
     expect_same_policy(parse_policy(text, "empty.yaml"), default_policy());
   }
+}
+
+TEST(PolicyLoader, SavePlaceNamesKeepTheListsLeftOut) {
+  const Policy loaded = parse_policy("savePlaceNames:\n  reads: [scratch]\n", "team.yaml");
+  Policy expected = default_policy();
+  expected.save_place_names.reads = {"scratch"};
+  EXPECT_TRUE(loaded.save_place_names == expected.save_place_names);
+  EXPECT_FALSE(loaded.save_place_names == default_policy().save_place_names);
 }
 
 TEST(PolicyLoader, PartialFileOverridesOnlyItsKeys) {
@@ -226,6 +237,14 @@ INSTANTIATE_TEST_SUITE_P(
                   "apiVersion: kubegap.io/v1alpha1\nkind: Policy\nexcludedNamespace:\n  - kube-system\n",
                   3,
                   {"excludedNamespace", "unknown key", "excludedNamespaces"}},
+        BadPolicy{"save_place_names_unknown_word_list",
+                  "savePlaceNames:\n  saves: [save]\n  ends: [dir]\n",
+                  3,
+                  {"savePlaceNames.ends", "unknown key", "saves, places, reads"}},
+        BadPolicy{"save_place_names_not_a_mapping",
+                  "savePlaceNames: [save]\n",
+                  1,
+                  {"savePlaceNames", "expected a mapping with saves, places, reads"}},
         BadPolicy{"unknown_key_wrong_case", "EnabledChecks: [zone-spread]\n", 1, {"EnabledChecks", "unknown key"}},
         // withoutAccelerator is a wrapper's (wraps), not a pod template's.
         BadPolicy{"template_without_accelerator",

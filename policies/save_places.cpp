@@ -1,0 +1,212 @@
+#include "policies/save_places.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "policies/flag_words.h"
+#include "policies/text.h"
+
+namespace kubegap {
+
+std::string resolve_path(std::string_view base, std::string_view path) {
+  std::string out;
+  if (path.starts_with('/')) {
+    base = {};
+  } else if (!base.starts_with('/')) {
+    return out;
+  }
+  std::vector<std::string_view> parts;
+  for (std::string_view rest : {base, path}) {
+    while (!rest.empty()) {
+      const auto slash = rest.find('/');
+      const std::string_view part = rest.substr(0, slash);
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+      if (part.empty() || part == ".") continue;
+      if (part == "..") {
+        if (!parts.empty()) parts.pop_back();
+        continue;
+      }
+      parts.push_back(part);
+    }
+  }
+  for (const auto part : parts) (out += '/') += part;
+  return out.empty() ? "/" : out;
+}
+
+namespace {
+
+// shell_name: a shell variable's name (letters, digits, underscores; not a digit first).
+bool shell_name(std::string_view name) {
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// NameWords: what the words of a flag or env name say (policy savePlaceNames).
+struct NameWords {
+  bool saves = false;        // a word of `saves`
+  bool reads = false;        // a word of `reads`
+  bool place_last = false;   // the last word is one of `places`
+  bool bucket_last = false;  // the last word ends in "bucket" (MODEL_BUCKET, gcsbucket)
+};
+
+// name_words: the name's words as normalized_flag spells them (split at `_` and `.`),
+// read on the stack: this runs for every flag of every command line.
+NameWords name_words(std::string_view name, const SavePlaceNames& names) {
+  NameWords out;
+  std::array<char, 24> buffer{};  // longer words are in no list
+  std::size_t size = 0;
+  bool too_long = false;
+  const auto end_word = [&] {
+    if (size == 0 && !too_long) return;
+    const std::string_view word(buffer.data(), too_long ? 0 : size);
+    const auto in = [&](const std::vector<std::string>& list) {
+      return !word.empty() && std::any_of(list.begin(), list.end(), [&](const std::string& w) {
+        return w.size() == word.size() && std::equal(w.begin(), w.end(), word.begin(), iequal);
+      });
+    };
+    out.saves = out.saves || in(names.saves);
+    out.reads = out.reads || in(names.reads);
+    out.place_last = in(names.places);
+    out.bucket_last = word.ends_with("bucket");
+    size = 0;
+    too_long = false;
+  };
+  for (FoldedFlag folded(flag_name(name)); !folded.done();) {
+    const char c = folded.next();
+    if (c == '_' || c == '.') {
+      end_word();
+    } else if (size < buffer.size()) {
+      buffer[size++] = c;
+    } else {
+      too_long = true;
+    }
+  }
+  end_word();
+  return out;
+}
+
+// local_save_name: a name the words of which say the run saves there (savePlaceNames).
+bool local_save_name(std::string_view name, const Policy& policy) {
+  const NameWords words = name_words(name, policy.save_place_names);
+  return words.saves && words.place_last && !words.reads;
+}
+
+}  // namespace
+
+std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
+                                  std::string_view working_dir) {
+  const NameSet storage_flags(policy.checkpoint_storage_flags);
+  std::string cwd(working_dir);  // the directory relative paths start from, where known
+  // The script's own variables so far (`X=...`), each name once with its latest value; a
+  // few dozen are kept (bounded work on a hostile script).
+  constexpr std::size_t kMaxAssigned = 64;
+  std::vector<EnvVar> assigned;
+  const auto expand = [&](std::string_view written) {
+    if (!assigned.empty()) {
+      std::string value = expand_env_reference(written, assigned);
+      if (value != written) return value;
+    }
+    return expand_env_reference(written, env);
+  };
+  // A listed name decides; the first name read by its words is kept in case none does.
+  std::optional<SavePath> by_words;
+  const auto keep = [&](bool listed, std::string_view name, std::string path) -> std::optional<std::string> {
+    if (listed) return path;
+    by_words = SavePath{std::string(name), std::move(path)};
+    return std::nullopt;
+  };
+  const auto local = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
+    if (written.empty() || icontains(flag_name(name), "bucket")) return std::nullopt;
+    const bool listed = storage_flags.contains(name);
+    if (!listed && (by_words || !local_save_name(name, policy))) return std::nullopt;
+    const std::string value = expand(written);
+    if (value.size() < 2 && value != ".") return std::nullopt;
+    if (value.front() == '/') return keep(listed, name, resolve_path({}, value));
+    // Relative: only a plain path (not another flag, a URL, an unexpanded reference or a
+    // home dir). A bare name given to a model flag is more likely a model to load
+    // (`--model_path bert-base-uncased`) than a directory: only `./` and `../` count there.
+    const bool explicit_relative = value == "." || value.starts_with("./") || value.starts_with("../");
+    if (cwd.empty() || value.front() == '-' || value.find("://") != std::string::npos ||
+        value.find('$') != std::string::npos || value.front() == '~' ||
+        (!explicit_relative && icontains(flag_name(name), "model"))) {
+      return std::nullopt;
+    }
+    return keep(listed, name, resolve_path(cwd, value));
+  };
+  for (std::size_t i = 0; i < facts.words.size(); ++i) {
+    const std::string_view w = facts.words[i];
+    if (w == "cd" && i + 1 < facts.words.size()) {  // the shell's directory for what follows
+      const std::string dir = expand(facts.words[i + 1]);
+      const bool known = !dir.empty() && dir.find('$') == std::string::npos && dir.front() != '~' &&
+                         dir.front() != '-' && dir.front() != '&' && dir.front() != ';';
+      cwd = known ? resolve_path(cwd, dir) : std::string();
+      continue;
+    }
+    const auto eq = w.find('=');
+    if (eq != std::string_view::npos && eq > 0 && shell_name(w.substr(0, eq))) {
+      // `X=value` (or `X="value"`, which reaches here as two words): later `$X` reads it.
+      const bool quoted = eq + 1 == w.size() && i + 1 < facts.words.size();
+      std::string value = expand(quoted ? std::string_view(facts.words[i + 1]) : w.substr(eq + 1));
+      const auto name = w.substr(0, eq);
+      const auto known =
+          std::find_if(assigned.begin(), assigned.end(), [&](const EnvVar& v) { return v.name == name; });
+      if (known != assigned.end()) {
+        known->value = std::move(value);
+      } else if (assigned.size() < kMaxAssigned) {
+        assigned.push_back(EnvVar{std::string(name), std::move(value)});
+      }
+    }
+    if (eq != std::string_view::npos && eq > 0) {
+      if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{std::string(w.substr(0, eq)), *path};
+    } else if (w.size() > 1 && w.front() == '-' && i + 1 < facts.words.size()) {
+      if (auto path = local(w, facts.words[i + 1])) return SavePath{std::string(w), *path};
+    }
+  }
+  for (const auto& e : env) {
+    if (auto path = local(e.name, e.value)) return SavePath{e.name, *path};
+  }
+  return by_words;
+}
+
+std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                                  const Policy& policy) {
+  const NameSet storage_flags(policy.checkpoint_storage_flags);
+  // Other names of a place the run writes to, by their words (savePlaceNames): a bucket
+  // (MODEL_BUCKET=s3://..., --artifacts-bucket gs://...) or a save, output or checkpoint
+  // name (TRAIN_OUTPUT_DIR, sft_checkpoint_dir): only with an object-storage URL as the
+  // value, and not a place it reads (DATA_BUCKET, RESUME_CHECKPOINT_DIR, BASE_...) or logs.
+  const auto other_output = [&](std::string_view name) {
+    const NameWords words = name_words(name, policy.save_place_names);
+    return !words.reads && (words.bucket_last || (words.saves && words.place_last));
+  };
+  const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
+    if (written.empty()) return std::nullopt;
+    const bool listed = storage_flags.contains(name);
+    if (!listed && !other_output(name)) return std::nullopt;
+    const std::string value = expand_env_reference(written, env);
+    if (has_scheme(value, policy)) return value;
+    if (!listed) return std::nullopt;
+    if (icontains(flag_name(name), "bucket")) return "bucket " + value;
+    return set_outside(value, facts, env);
+  };
+  bool local_flag = false;  // the command line names a local place to save
+  for (const auto& [name, value] : flag_values(facts.words)) {
+    if (auto d = destination(name, value)) return d;
+    local_flag = local_flag || ((storage_flags.contains(name) || local_save_name(name, policy)) && !value.empty() &&
+                                value.front() != '$' && !has_scheme(std::string(value), policy));
+  }
+  // An env var does not outrank it (MODEL_DIR=gs://... beside `--output_dir lm-out`: the
+  // program saves where its command line says).
+  if (local_flag) return std::nullopt;
+  for (const auto& e : env) {
+    if (!e.from.empty() && !e.name.empty() && storage_flags.contains(e.name)) {
+      return "$(" + e.name + ") (set from " + e.from + ")";
+    }
+    if (auto d = destination(e.name, e.value)) return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kubegap

@@ -93,6 +93,12 @@ const std::vector<ClassRow> kClassRows = {
     {"NeuronCoreMatchesWildcard", requesting("aws.amazon.com/neuroncore"), true, true},
     {"NeuronDeviceMatchesWildcard", requesting("aws.amazon.com/neuron"), true, true},
     {"TpuIsAccelerator", requesting("google.com/tpu"), true, true},
+    // Shared GPUs and per-product names (a cluster's nvidia.com/a100); an NVIDIA NIC is not one.
+    {"SharedNvidiaGpuIsAccelerator", requesting("nvidia.com/gpu.shared"), true, true},
+    {"ProductNamedNvidiaGpuIsAccelerator", requesting("nvidia.com/a100"), true, true},
+    {"ProductNamedRtxGpuIsAccelerator", requesting("nvidia.com/rtxa6000"), true, true},
+    {"UpperCaseProductNameIsAccelerator", requesting("nvidia.com/H100"), true, true},
+    {"NvidiaNicIsNoAccelerator", requesting("nvidia.com/hostdev"), false, false},
     {"ExactNameIsNotAPrefix", requesting("nvidia.com/gpu-shared"), false, false},
     {"WildcardNeedsItsPrefix", requesting("nvidia.com/mag-1g"), false, false},
     {"GpuInInitContainerOnlyIsAccelerator",

@@ -415,16 +415,28 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   // runs a command of its own naming no save path, and mounts nothing checkpoint-like,
   // writes no checkpoints beside them (an XGBoost worker beside the master that saves the
   // model; rabit's workers hold the same model and rank 0 writes it).
+  // So does a part beside the part whose role is to write them (a TFJob's Chief), when it
+  // names no save path either.
   const auto saver =
       std::find_if(evidence.begin(), evidence.end(), [](const EvidenceFacts& e) { return !e.save_path.empty(); });
-  const auto writes_nothing = [&](std::size_t i) {
-    return saver != evidence.end() && evidence[i].save_path.empty() && evidence[i].runs_command &&
-           mount_evidence(parts[i], policy).empty();
+  const auto writer =
+      std::find_if(parts.begin(), parts.end(), [](const PodSpecView& p) { return p.checkpoint_writer; });
+  // Why part i writes no checkpoints beside the job's writers; empty when it may.
+  const auto writes_nothing = [&](std::size_t i) -> std::string {
+    if (!evidence[i].save_path.empty() || !mount_evidence(parts[i], policy).empty()) return {};
+    if (saver != evidence.end() && evidence[i].runs_command) {
+      return "names no save path while " + parts[saver - evidence.begin()].part + " does";
+    }
+    if (writer != parts.end() && !parts[i].checkpoint_writer) {
+      return "names no save path beside " + writer->part + ", which writes the checkpoints";
+    }
+    return {};
   };
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PodSpecView& pod = parts[i];
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
-    const bool non_writer = writes_nothing(i);
+    const std::string non_writer_why = writes_nothing(i);
+    const bool non_writer = !non_writer_why.empty();
     EvidenceFacts& own = evidence[i];
     // A part that says nothing itself runs what its job's coordinator or entrypoint runs.
     if (!own.speaks) {
@@ -441,7 +453,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
                                             {own.training, own.diagnostic, idle_cluster, own.serving});
     std::string why = pod_class.why;
-    if (non_writer) why += "; names no save path while " + parts[saver - evidence.begin()].part + " does";
+    if (non_writer) why += "; " + non_writer_why;
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, std::move(why)});
     if (pod_class.evaluated) {
       judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off,

@@ -134,6 +134,8 @@ struct PodSpecView {
   // The part's role in its workload (PartRole in policies/policy.h): a coordinator (an
   // MPIJob Launcher) writes no checkpoints of its own; it is judged with its job.
   bool coordinator = false;
+  // The part writes its job's checkpoints (PartRole::checkpoint_writer: a TFJob Chief).
+  bool checkpoint_writer = false;
   // The kind of the wrapped object this part belongs to (a Katib trial's PyTorchJob), so
   // the part is judged by that kind's row; empty for the object's own parts.
   std::string wrapped_group = {};

@@ -128,6 +128,11 @@ std::vector<WorkloadKind> default_workload_kinds() {
     row.roles.push_back({std::move(part), std::move(writer_when)});
     return row;
   };
+  // written_by: the part that writes the job's checkpoints (role: writer).
+  const auto written_by = [](WorkloadKind row, std::string part) {
+    row.roles.push_back({std::move(part), "", true});
+    return row;
+  };
   // wrapper: a kind that holds whole objects of other kinds at `path`, each judged by its
   // own row (Katib trials, AppWrapper components, KubeDL Cron workloads).
   const auto wrapper = [&](std::string group, std::string kind, std::string path, std::string part,
@@ -224,7 +229,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
       kubeflow("PyTorchJob", "pytorchReplicaSpecs", "OnFailure", restarts_all),
       // TFJob: parameter servers hold variables and evaluators read checkpoints; the
       // Chief and Workers write them (TensorFlow's distributed Estimator/Keras roles).
-      coordinated(coordinated(kubeflow("TFJob", "tfReplicaSpecs", "Never", restarts_all), "PS"), "Evaluator"),
+      written_by(written_by(coordinated(coordinated(kubeflow("TFJob", "tfReplicaSpecs", "Never", restarts_all), "PS"),
+                                        "Evaluator"),
+                            "Chief"),
+                 "Master"),
       // XGBoostJob's UpdateJobStatus restarts only ExitCode replicas; any other failure fails it.
       kubeflow("XGBoostJob", "xgbReplicaSpecs", "Never", {"ExitCode"}),
       kubeflow("PaddleJob", "paddleReplicaSpecs", "OnFailure", restarts_all),

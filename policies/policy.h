@@ -56,10 +56,14 @@ struct PodTemplateLocation {
 // Launcher runs mpirun; the Workers train). A coordinator gets no checkpoint-volume
 // finding of its own; its command is evidence for the whole job (what the job runs,
 // where it saves). `writer_when` is a path to a boolean member that makes it a writer
-// too (MPIJob spec.runLauncherAsWorker).
+// too (MPIJob spec.runLauncherAsWorker). Or the other way round, `checkpoint_writer`:
+// the part that writes the job's checkpoints (a TFJob's Chief: TensorFlow saves on the
+// chief); where the object has one, the parts beside it that name no save path of their
+// own and mount nothing checkpoint-like are judged with it.
 struct PartRole {
   std::string part_label;  // the template's label ("Launcher"), case-insensitive
   std::string writer_when = {};
+  bool checkpoint_writer = false;  // role: writer (else role: coordinator)
 
   bool operator==(const PartRole&) const = default;
 };

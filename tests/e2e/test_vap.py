@@ -59,6 +59,9 @@ KNOWN = {
     # The webhook reads the commands: the Master names where it saves (--model_path), the
     # Workers name nothing and are no writers; the VAP judges every part by its mounts.
     "xgboostjob.yaml": "save paths and writers read from the command",
+    # A TFJob's Chief writes the checkpoints (role: writer): the webhook judges the Workers
+    # that name no save path and mount nothing with it; the VAP judges every part alone.
+    "tfjob-chief-writes.yaml": "the Chief writes the checkpoints",
 }
 # Where only the audit annotations differ (the warnings are the same).
 KNOWN_ANNOTATIONS = {

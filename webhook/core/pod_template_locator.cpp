@@ -105,7 +105,7 @@ void add_controller_volumes(PodSpecView& pod, const ControllerVolumes& added) {
 bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
                  const std::string& label) {
   for (const auto& role : kind.roles) {
-    if (lower(role.part_label) != lower(label)) continue;
+    if (role.checkpoint_writer || lower(role.part_label) != lower(label)) continue;
     if (role.writer_when.empty()) return true;
     bool writer = false;
     walk_template_path(
@@ -114,6 +114,13 @@ bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, 
     return !writer;
   }
   return false;
+}
+
+// checkpoint_writer: whether the part labelled `label` writes its job's checkpoints.
+bool checkpoint_writer(const WorkloadKind& kind, const std::string& label) {
+  return std::any_of(kind.roles.begin(), kind.roles.end(), [&](const PartRole& role) {
+    return role.checkpoint_writer && lower(role.part_label) == lower(label);
+  });
 }
 
 namespace {
@@ -213,6 +220,7 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
           pod.part = render(location.part, label, out.name);
           // A template without a label (a RayCluster's head) is named by its part.
           pod.coordinator = coordinator(reader, object, path, kind, label.empty() ? pod.part : label);
+          pod.checkpoint_writer = checkpoint_writer(kind, label.empty() ? pod.part : label);
           add_controller_labels(pod, kind, location, label, out.name);
           out.pods.push_back(std::move(pod));
         });

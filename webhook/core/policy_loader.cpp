@@ -169,18 +169,21 @@ class PolicyParser {
   }
 
   std::vector<PartRole> roles(const YAML::Node& value, const std::string& key) const {
-    if (!value.IsSequence()) fail(value, key, "expected a list of {part, role: coordinator, writerWhen}");
+    if (!value.IsSequence()) fail(value, key, "expected a list of {part, role: coordinator or writer, writerWhen}");
     std::vector<PartRole> out;
     for (const auto& item : value) {
-      if (!item.IsMap()) fail(item, key, "expected a mapping {part, role: coordinator, writerWhen}");
+      if (!item.IsMap()) fail(item, key, "expected a mapping {part, role: coordinator or writer, writerWhen}");
       PartRole role;
       for (const auto& entry : item) {
         const std::string name = entry.first.Scalar();
         if (name == "part") {
           role.part_label = scalar(entry.second, key + ".part");
         } else if (name == "role") {
-          if (scalar(entry.second, key + ".role") != "coordinator")
-            fail(entry.second, key + ".role", "expected coordinator");
+          const std::string kind = scalar(entry.second, key + ".role");
+          if (kind != "coordinator" && kind != "writer") {
+            fail(entry.second, key + ".role", "expected coordinator or writer");
+          }
+          role.checkpoint_writer = kind == "writer";
         } else if (name == "writerWhen") {
           role.writer_when = scalar(entry.second, key + ".writerWhen");
           if (const auto problem = validate_template_path(role.writer_when); !problem.empty()) {
@@ -191,6 +194,9 @@ class PolicyParser {
         }
       }
       if (role.part_label.empty()) fail(item, key, "every role needs a part (the template's label, e.g. Launcher)");
+      if (role.checkpoint_writer && !role.writer_when.empty()) {
+        fail(item, key, "writerWhen is for a coordinator; a writer always writes");
+      }
       out.push_back(std::move(role));
     }
     return out;

@@ -163,7 +163,9 @@ void add_class_variables(const WorkloadKind& row, const Policy& policy, std::vec
   // evidence (not evaluated), '' not a training-job pod; a coordinator ('c') writes nothing.
   std::vector<std::string> roles;
   roles.reserve(row.roles.size());
-  for (const auto& r : row.roles) roles.push_back(lower(r.part_label));
+  for (const auto& r : row.roles) {
+    if (!r.checkpoint_writer) roles.push_back(lower(r.part_label));
+  }
   const std::string coordinator = roles.empty() ? "false" : "variables.keys[i].lowerAscii() in " + list_of(roles);
   std::string klass;
   switch (row.workload_class) {

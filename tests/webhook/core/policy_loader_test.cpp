@@ -245,6 +245,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "savePlaceNames: [save]\n",
                   1,
                   {"savePlaceNames", "expected a mapping with saves, places, reads"}},
+        BadPolicy{"role_neither_coordinator_nor_writer",
+                  "workloadKinds:\n  - kind: TFJob\n    group: kubeflow.org\n    roles: [{part: PS, role: helper}]\n",
+                  4,
+                  {"workloadKinds.roles.role", "expected coordinator or writer"}},
+        BadPolicy{"writer_with_writer_when",
+                  "workloadKinds:\n  - kind: TFJob\n    group: kubeflow.org\n    roles:\n      - {part: Chief, role: "
+                  "writer, writerWhen: spec.x}\n",
+                  5,
+                  {"writerWhen is for a coordinator"}},
         BadPolicy{"unknown_key_wrong_case", "EnabledChecks: [zone-spread]\n", 1, {"EnabledChecks", "unknown key"}},
         // withoutAccelerator is a wrapper's (wraps), not a pod template's.
         BadPolicy{"template_without_accelerator",

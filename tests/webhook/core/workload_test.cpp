@@ -415,7 +415,7 @@ std::vector<GapCase> gap_cases() {
        "kubeflow.org/v1",
        "TFJob",
        {{kCheckpoint, "replica Chief", {"/tmp/checkpoint", "emptyDir", "\"train-dir\""}},
-        {kCheckpoint, "replica Worker", kNoDurable},
+        {kCheckpoint, "replica Worker", {"/tmp/worker-checkpoint", "emptyDir", "\"scratch\""}},
         {kZone, "replica Chief", {"\"us-west1-b\"", "nodeSelector"}},
         {kGpu, "replica Chief, replica Worker", kDefault300}}},
       {"xgboostjob",
@@ -664,6 +664,21 @@ TEST(WorkloadWarnings, PartsThatFailACheckDifferentlyGetOneWarningEach) {
   ASSERT_EQ(warnings.size(), 2u) << listing(a.warnings);
   EXPECT_EQ(warnings[0].find("replica Worker"), std::string::npos) << warnings[0];
   EXPECT_EQ(warnings[1].find("replica Chief"), std::string::npos) << warnings[1];
+}
+
+// TensorFlow saves on the chief: Workers beside a Chief that name no save path and mount
+// nothing are judged with it; without a Chief the same Workers are judged themselves.
+TEST(WorkloadWarnings, WorkersBesideAChiefAreJudgedWithIt) {
+  const Answer beside = run("tfjob-chief-writes");
+  EXPECT_TRUE(beside.warnings_of(kCheckpoint).empty()) << listing(beside.warnings);
+
+  rapidjson::Document alone = workload("tfjob-chief-writes");
+  auto& specs = alone["spec"]["tfReplicaSpecs"];
+  specs.RemoveMember("Chief");
+  const Answer a = answer(Harness(), review_for(alone));
+  const auto warnings = a.warnings_of(kCheckpoint);
+  ASSERT_EQ(warnings.size(), 1u) << listing(a.warnings);
+  EXPECT_NE(warnings[0].find("replica Worker"), std::string::npos) << warnings[0];
 }
 
 TEST(WorkloadWarnings, AGapInOnlySomePartsNamesOnlyThoseParts) {

@@ -427,7 +427,9 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     if (saver != evidence.end() && evidence[i].runs_command) {
       return "names no save path while " + parts[saver - evidence.begin()].part + " does";
     }
-    if (writer != parts.end() && !parts[i].checkpoint_writer) {
+    // Only beside a writer of the same object (an AppWrapper holds several).
+    if (writer != parts.end() && !parts[i].checkpoint_writer && parts[i].wrapped_group == writer->wrapped_group &&
+        parts[i].wrapped_kind == writer->wrapped_kind) {
       return "names no save path beside " + writer->part + ", which writes the checkpoints";
     }
     return {};

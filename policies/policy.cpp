@@ -128,8 +128,7 @@ std::vector<WorkloadKind> default_workload_kinds() {
     row.roles.push_back({std::move(part), std::move(writer_when)});
     return row;
   };
-  // written_by: the part that writes the job's checkpoints (role: writer).
-  const auto written_by = [](WorkloadKind row, std::string part) {
+  const auto written_by = [](WorkloadKind row, std::string part) {  // role: writer
     row.roles.push_back({std::move(part), "", true});
     return row;
   };
@@ -227,8 +226,8 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // run on a schedule; its kind is inline in spec.template, the object in `workload`.
       wrapper("apps.kubedl.io", "Cron", "spec.template", "workload"),
       kubeflow("PyTorchJob", "pytorchReplicaSpecs", "OnFailure", restarts_all),
-      // TFJob: parameter servers hold variables and evaluators read checkpoints; the
-      // Chief and Workers write them (TensorFlow's distributed Estimator/Keras roles).
+      // TFJob: parameter servers hold variables, evaluators read checkpoints, the Chief
+      // (Master) writes them (TensorFlow saves on the chief).
       written_by(written_by(coordinated(coordinated(kubeflow("TFJob", "tfReplicaSpecs", "Never", restarts_all), "PS"),
                                         "Evaluator"),
                             "Chief"),
@@ -504,10 +503,11 @@ void set_default_hints(Policy& p) {  // data table
                               "ckpts", "output", "outputs", "out",        "outdir",      "export"};
   p.save_place_names.places = {"dir", "directory", "folder", "path", "root", "location", "uri", "outdir"};
   p.save_place_names.reads = {
-      "data",        "dataset", "input",      "source",      "log",     "logs",    "resume",    "init",  "load",
-      "pretrained",  "base",    "from",       "eval",        "metrics", "profile", "profiling", "trace", "traces",
-      "tensorboard", "summary", "summaries",  "wandb",       "cache",   "teacher", "reference", "ref",   "sample",
-      "samples",     "pred",    "prediction", "predictions", "tmp",     "temp"};
+      "data",       "dataset",     "input",  "source",  "log",        "logs",        "resume",    "init",     "load",
+      "pretrained", "base",        "from",   "eval",    "metrics",    "profile",     "profiling", "profiler", "trace",
+      "traces",     "tensorboard", "tb",     "summary", "summaries",  "wandb",       "dump",      "cache",    "teacher",
+      "reference",  "ref",         "reward", "vae",     "hf",         "restore",     "warmstart", "warm",     "initial",
+      "sample",     "samples",     "pred",   "preds",   "prediction", "predictions", "tmp",       "temp"};
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }
@@ -519,10 +519,12 @@ const Policy& default_policy() {
     Policy p;
     for (const auto& check : check_registry()) p.enabled_checks.emplace_back(check.id);
     p.accelerator_resources = {
-        "nvidia.com/gpu",   "nvidia.com/mig-*", "nvidia.com/gpu.shared",  "nvidia.com/a10*",  "nvidia.com/a30*",
-        "nvidia.com/a40*",  "nvidia.com/h100*", "nvidia.com/h200*",       "nvidia.com/l4*",   "nvidia.com/t4*",
-        "nvidia.com/v100*", "nvidia.com/rtx*",  "nvidia.com/A100*",       "nvidia.com/H100*", "amd.com/gpu",
-        "gpu.intel.com/*",  "habana.ai/gaudi",  "aws.amazon.com/neuron*", "google.com/tpu"};
+        "nvidia.com/gpu",   "nvidia.com/mig-*", "nvidia.com/gpu.shared", "nvidia.com/a10*", "nvidia.com/a30*",
+        "nvidia.com/a40*",  "nvidia.com/h100*", "nvidia.com/h200*",      "nvidia.com/l4*",  "nvidia.com/t4*",
+        "nvidia.com/v100*", "nvidia.com/rtx*",  "nvidia.com/A10*",       "nvidia.com/A30*", "nvidia.com/A40*",
+        "nvidia.com/H100*", "nvidia.com/H200*", "nvidia.com/L4*",        "nvidia.com/T4*",  "nvidia.com/V100*",
+        "nvidia.com/RTX*",  "amd.com/gpu",      "gpu.intel.com/*",       "habana.ai/gaudi", "aws.amazon.com/neuron*",
+        "google.com/tpu"};
     // DRA device classes of the GPU and accelerator drivers (NVIDIA k8s-dra-driver-gpu,
     // AMD k8s-gpu-dra-driver, Intel resource drivers, AWS Neuron).
     p.accelerator_device_classes = {"gpu.nvidia.com", "mig.nvidia.com",  "gpu.amd.com",

@@ -49,13 +49,15 @@ struct NameWords {
   bool reads = false;        // a word of `reads`
   bool place_last = false;   // the last word is one of `places`
   bool bucket_last = false;  // the last word ends in "bucket" (MODEL_BUCKET, gcsbucket)
+  bool listed_last = false;  // the last word is a listed name itself (MODEL_CHECKPOINT)
 };
 
 // name_words: the name's words as normalized_flag spells them (split at `_` and `.`),
 // read on the stack: this runs for every flag of every command line.
-NameWords name_words(std::string_view name, const SavePlaceNames& names) {
+NameWords name_words(std::string_view name, const Policy& policy) {
+  const SavePlaceNames& names = policy.save_place_names;
   NameWords out;
-  std::array<char, 24> buffer{};  // longer words are in no list
+  std::array<char, 32> buffer{};  // longer words are in no list
   std::size_t size = 0;
   bool too_long = false;
   const auto end_word = [&] {
@@ -70,6 +72,9 @@ NameWords name_words(std::string_view name, const SavePlaceNames& names) {
     out.reads = out.reads || in(names.reads);
     out.place_last = in(names.places);
     out.bucket_last = word.ends_with("bucket");
+    out.listed_last =
+        !word.empty() && std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(),
+                                     [&](const std::string& f) { return same_flag(f, word); });
     size = 0;
     too_long = false;
   };
@@ -89,7 +94,7 @@ NameWords name_words(std::string_view name, const SavePlaceNames& names) {
 
 // local_save_name: a name the words of which say the run saves there (savePlaceNames).
 bool local_save_name(std::string_view name, const Policy& policy) {
-  const NameWords words = name_words(name, policy.save_place_names);
+  const NameWords words = name_words(name, policy);
   return words.saves && words.place_last && !words.reads;
 }
 
@@ -177,10 +182,12 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   // (MODEL_BUCKET=s3://..., --artifacts-bucket gs://...) or a save, output or checkpoint
   // name (TRAIN_OUTPUT_DIR, sft_checkpoint_dir): only with an object-storage URL as the
   // value, and not a place it reads (DATA_BUCKET, RESUME_CHECKPOINT_DIR, BASE_...) or logs.
+  // A save word last counts here too (MODEL_CHECKPOINT=gs://...): the URL says where.
   const auto other_output = [&](std::string_view name) {
-    const NameWords words = name_words(name, policy.save_place_names);
-    return !words.reads && (words.bucket_last || (words.saves && words.place_last));
+    const NameWords words = name_words(name, policy);
+    return !words.reads && (words.bucket_last || (words.saves && (words.place_last || words.listed_last)));
   };
+
   const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
     if (written.empty()) return std::nullopt;
     const bool listed = storage_flags.contains(name);
@@ -194,8 +201,9 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   bool local_flag = false;  // the command line names a local place to save
   for (const auto& [name, value] : flag_values(facts.words)) {
     if (auto d = destination(name, value)) return d;
-    local_flag = local_flag || ((storage_flags.contains(name) || local_save_name(name, policy)) && !value.empty() &&
-                                value.front() != '$' && !has_scheme(std::string(value), policy));
+    // Only a listed name: one read by its words may be a place the run reads.
+    local_flag = local_flag || (storage_flags.contains(name) && !value.empty() && value.front() != '$' &&
+                                !has_scheme(std::string(value), policy));
   }
   // An env var does not outrank it (MODEL_DIR=gs://... beside `--output_dir lm-out`: the
   // program saves where its command line says).

@@ -62,6 +62,7 @@ KNOWN = {
     # A TFJob's Chief writes the checkpoints (role: writer): the webhook judges the Workers
     # that name no save path and mount nothing with it; the VAP judges every part alone.
     "tfjob-chief-writes.yaml": "the Chief writes the checkpoints",
+    "appwrapper-writer-scope.yaml": "wrapped objects",
 }
 # Where only the audit annotations differ (the warnings are the same).
 KNOWN_ANNOTATIONS = {

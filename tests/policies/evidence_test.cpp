@@ -827,7 +827,9 @@ TEST(Evidence, SavePlacesAreReadByTheirWords) {
   // Places the run reads, or that keep something other than checkpoints.
   for (const char* name :
        {"--resume_checkpoint_dir", "--data_output_dir", "--teacher_ckpt_path", "--log_save_dir", "--sample_output_dir",
-        "--pretrained_ckpt_path", "--cache_dir", "--profiling.save_traces_folder"}) {
+        "--pretrained_ckpt_path", "--cache_dir", "--profiling.save_traces_folder", "--restore_ckpt_path",
+        "--vae_ckpt_path", "--hf_checkpoint_dir", "--profiler_output_dir", "--warmstart_checkpoint_dir",
+        "--initial_checkpoint_path", "--reward_model_save_path"}) {
     EXPECT_EQ(at({"python", "t.py", name, "/x"}), "") << name;
   }
   // No save word, or not ending in a place word: not a save place.
@@ -846,11 +848,17 @@ TEST(Evidence, RemoteSavePlacesAreReadByTheirWords) {
   EXPECT_EQ(to({{"FINAL_SAVE_FOLDER", "gs://runs/final"}}), "gs://runs/final");
   EXPECT_EQ(to({{"ckptExportUri", "s3://runs/x"}}), "s3://runs/x");
   EXPECT_EQ(to({{"RUN_OUTPUT", "s3://runs/x"}}), "");
+  // A listed name as the last word (`checkpoint`, `save`) is enough with a URL.
+  EXPECT_EQ(to({{"MODEL_CHECKPOINT", "gs://runs/m"}}), "gs://runs/m");
   EXPECT_EQ(to({{"TEACHER_CHECKPOINT_DIR", "gs://models/t"}}), "");
-  // A local save place named by its words keeps an env var's bucket from deciding.
-  EXPECT_EQ(checkpoint_destination(command_facts({"python", "t.py", "--saving_folder", "/home/x"}, {}),
+  // Only a listed local flag keeps an env var's bucket from deciding: a name read by its
+  // words may be a place the run reads (a restore path on a read-only volume).
+  EXPECT_EQ(checkpoint_destination(command_facts({"python", "t.py", "--output_dir", "/home/x"}, {}),
                                    {{"MODEL_DIR", "gs://b/m"}}, policy),
             std::nullopt);
+  EXPECT_EQ(checkpoint_destination(command_facts({"python", "t.py", "--saving_folder", "/home/x"}, {}),
+                                   {{"CHECKPOINT_DIR", "gs://b/m"}}, policy),
+            "gs://b/m");
 }
 
 TEST(Evidence, ResolvePathJoinsAndNormalizes) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "policies/checks.h"
+#include "policies/text.h"
 #include "webhook/core/file_io.h"
 #include "webhook/core/template_path.h"
 #include "webhook/core/yaml_json.h"
@@ -196,6 +197,12 @@ class PolicyParser {
       if (role.part_label.empty()) fail(item, key, "every role needs a part (the template's label, e.g. Launcher)");
       if (role.checkpoint_writer && !role.writer_when.empty()) {
         fail(item, key, "writerWhen is for a coordinator; a writer always writes");
+      }
+      for (const auto& earlier : out) {
+        // Part labels compare without case, as the locator matches them.
+        if (earlier.part_label.size() == role.part_label.size() && icontains(earlier.part_label, role.part_label)) {
+          fail(item, key, "part " + role.part_label + " has a role already; a part is a coordinator or a writer");
+        }
       }
       out.push_back(std::move(role));
     }

@@ -249,6 +249,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "workloadKinds:\n  - kind: TFJob\n    group: kubeflow.org\n    roles: [{part: PS, role: helper}]\n",
                   4,
                   {"workloadKinds.roles.role", "expected coordinator or writer"}},
+        BadPolicy{"one_part_two_roles",
+                  "workloadKinds:\n  - kind: TFJob\n    group: kubeflow.org\n    roles:\n      - {part: Chief, role: "
+                  "coordinator}\n      - {part: chief, role: writer}\n",
+                  6,
+                  {"part chief has a role already"}},
         BadPolicy{"writer_with_writer_when",
                   "workloadKinds:\n  - kind: TFJob\n    group: kubeflow.org\n    roles:\n      - {part: Chief, role: "
                   "writer, writerWhen: spec.x}\n",

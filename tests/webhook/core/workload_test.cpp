@@ -681,6 +681,16 @@ TEST(WorkloadWarnings, WorkersBesideAChiefAreJudgedWithIt) {
   EXPECT_NE(warnings[0].find("replica Worker"), std::string::npos) << warnings[0];
 }
 
+// A writer speaks for its own object only: in an AppWrapper, a TFJob's Chief does not
+// make a PyTorchJob component's Workers non-writers.
+TEST(WorkloadWarnings, AWriterSpeaksForItsOwnWrappedObjectOnly) {
+  const Answer a = run("appwrapper-writer-scope");
+  const auto warnings = a.warnings_of(kCheckpoint);
+  ASSERT_EQ(warnings.size(), 1u) << listing(a.warnings);
+  EXPECT_NE(warnings[0].find("component 1: replica Worker"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[0].find("component 0"), std::string::npos) << warnings[0];
+}
+
 TEST(WorkloadWarnings, AGapInOnlySomePartsNamesOnlyThoseParts) {
   const Answer a = run("jobset");
   const auto zone = a.warnings_of(kZone);

@@ -53,8 +53,9 @@ struct NameWords {
 };
 
 // name_words: the name's words as normalized_flag spells them (split at `_` and `.`),
-// read on the stack: this runs for every flag of every command line.
-NameWords name_words(std::string_view name, const Policy& policy) {
+// read on the stack: this runs for every flag of every command line. `listed_last` is
+// read only when asked (`with_listed`): it compares each word with every listed name.
+NameWords name_words(std::string_view name, const Policy& policy, bool with_listed = false) {
   const SavePlaceNames& names = policy.save_place_names;
   NameWords out;
   std::array<char, 32> buffer{};  // longer words are in no list
@@ -72,9 +73,9 @@ NameWords name_words(std::string_view name, const Policy& policy) {
     out.reads = out.reads || in(names.reads);
     out.place_last = in(names.places);
     out.bucket_last = word.ends_with("bucket");
-    out.listed_last =
-        !word.empty() && std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(),
-                                     [&](const std::string& f) { return same_flag(f, word); });
+    out.listed_last = with_listed && !word.empty() &&
+                      std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(),
+                                  [&](const std::string& f) { return same_flag(f, word); });
     size = 0;
     too_long = false;
   };
@@ -184,7 +185,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   // value, and not a place it reads (DATA_BUCKET, RESUME_CHECKPOINT_DIR, BASE_...) or logs.
   // A save word last counts here too (MODEL_CHECKPOINT=gs://...): the URL says where.
   const auto other_output = [&](std::string_view name) {
-    const NameWords words = name_words(name, policy);
+    const NameWords words = name_words(name, policy, true);
     return !words.reads && (words.bucket_last || (words.saves && (words.place_last || words.listed_last)));
   };
 

@@ -16,6 +16,13 @@ std::optional<Gap> check_disruption_budget(const PodSpecView& pod, const CheckCo
     return not_evaluated(std::string(ctx.cluster_unavailable));
   }
   if (ctx.cluster->budgets().any_selects(ctx.object.namespace_name, pod.labels)) return std::nullopt;
+  // A kind with no row: its controller may add labels a budget selects, which nothing
+  // here knows; only a budget over the template's own labels can be seen.
+  if (ctx.object.unlisted_kind) {
+    return not_evaluated("kind " + ctx.object.kind +
+                         " has no row in the workload table: the labels its controller adds to its pods are unknown, "
+                         "and no PodDisruptionBudget selects the template's own labels");
+  }
   // For pods of an operator or bare pods the API accepts only an integer minAvailable
   // (kubernetes.io, "Specifying a Disruption Budget for your Application"), so the
   // remedy names exactly that.

@@ -184,6 +184,9 @@ struct WorkloadView {
   // deploy time ("resource nvidia.com/gpu is $GPUS"), the runtime a TrainJob resolved.
   std::vector<std::string> notes = {};
   std::vector<PodSpecView> pods;
+  // The kind has no row in the workload table: its pod templates were found by their
+  // shape (policy judgeUnlistedKinds), so which labels its controller adds is unknown.
+  bool unlisted_kind = false;
 };
 
 }  // namespace kubegap

@@ -2,6 +2,7 @@
 // Policy: every list the checks consult, with the compiled-in defaults of DESIGN.md.
 // A policy file (webhook/policy_loader) overrides any of them.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -241,6 +242,11 @@ struct Policy {
   std::vector<std::string> object_storage_schemes;
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.
   std::vector<WorkloadKind> workload_kinds;
+  // `check` judges an object of a kind with no row like a Job, at the pod templates found
+  // under its spec (webhook/core/template_discovery.h), unless the kind was dropped from
+  // the table (enabled: false): that is recorded in dropped_kinds as {group, kind}.
+  bool judge_unlisted_kinds = true;
+  std::vector<std::pair<std::string, std::string>> dropped_kinds;
   // The checks that apply to each class (a check must also be enabled).
   std::map<WorkloadClass, std::vector<std::string>> checks_by_class;
   // How each check reports a finding; a check not listed warns.
@@ -253,6 +259,11 @@ struct Policy {
   bool namespace_excluded(const std::string& namespace_name) const;
   // workload_kind: the row for this group and kind, or nullptr.
   const WorkloadKind* workload_kind(const std::string& group, const std::string& kind) const;
+  // discovers: whether an object of this kind with no row is judged by its pod templates.
+  bool discovers(const std::string& group, const std::string& kind) const {
+    return judge_unlisted_kinds && std::find(dropped_kinds.begin(), dropped_kinds.end(),
+                                             std::pair<std::string, std::string>{group, kind}) == dropped_kinds.end();
+  }
 };
 
 // default_workload_kinds: Pod and the workload kinds people apply for training.

@@ -135,5 +135,29 @@ TEST(DisruptionBudget, NotEvaluatedReasonComesFromContext) {
   EXPECT_TRUE(gap->message.empty()) << "not-evaluated must not produce a warning body";
 }
 
+TEST(DisruptionBudget, AKindWithNoRowIsNotEvaluatedUnlessABudgetSelectsItsTemplateLabels) {
+  const PodSpecView pod = labelled_pod();
+  WorkloadView object = pod_object(pod);
+  object.kind = "AdaptDLJob";
+  object.unlisted_kind = true;
+  const auto none = cluster({pdb(labels({{"app", "other"}}))});
+  const CheckContext ctx{object, default_policy(), none.get(), "no cluster view", true};
+  const auto gap = check_disruption_budget(pod, ctx);
+  ASSERT_TRUE(gap);
+  EXPECT_EQ(gap->outcome, Outcome::kNotEvaluated) << "its controller may add labels a budget selects";
+  EXPECT_NE(gap->reason.find("kind AdaptDLJob has no row"), std::string::npos) << gap->reason;
+  EXPECT_TRUE(gap->message.empty());
+
+  const auto selecting = cluster({pdb(labels({{"app", "trainer"}}))});
+  const CheckContext found{object, default_policy(), selecting.get(), "no cluster view", true};
+  EXPECT_FALSE(check_disruption_budget(pod, found)) << "a budget over the template's own labels is seen";
+
+  object.unlisted_kind = false;  // a listed kind: the same view is a finding
+  const CheckContext listed{object, default_policy(), none.get(), "no cluster view", true};
+  const auto fires = check_disruption_budget(pod, listed);
+  ASSERT_TRUE(fires);
+  EXPECT_EQ(fires->outcome, Outcome::kFinding);
+}
+
 }  // namespace
 }  // namespace kgtest

@@ -52,6 +52,7 @@ ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& 
   out.object.api_group = row.group;
   out.object.kind = row.kind;
   out.object.notes = std::move(notes);
+  out.object.unlisted_kind = policy.workload_kind(row.group, row.kind) == nullptr;
   decode_object_meta(reader, json, path, out.object);
   if (out.object.namespace_name.empty()) out.object.namespace_name = default_namespace;
   locate_pod_templates(reader, json, path, row, out.object, &policy, 0, claims != nullptr ? claims : cluster);
@@ -115,12 +116,13 @@ ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath&
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
                                  const Policy& policy, std::string_view cluster_unavailable,
-                                 const ClusterSnapshot* claims) {
+                                 const ClusterSnapshot* claims, std::vector<std::string> notes) {
   const JsonPath path{nullptr, json_path};
   if (row.resolve == "trainerRuntime") {
     return evaluate_trainjob(json, path, row, default_namespace, cluster, policy, cluster_unavailable, claims);
   }
-  return evaluate_located(json, path, row, default_namespace, cluster, policy, cluster_unavailable, claims);
+  return evaluate_located(json, path, row, default_namespace, cluster, policy, cluster_unavailable, claims,
+                          std::move(notes));
 }
 
 }  // namespace kubegap

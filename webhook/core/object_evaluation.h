@@ -39,6 +39,6 @@ struct ObjectEvaluation {
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
                                  const Policy& policy, std::string_view cluster_unavailable,
-                                 const ClusterSnapshot* claims = nullptr);
+                                 const ClusterSnapshot* claims = nullptr, std::vector<std::string> notes = {});
 
 }  // namespace kubegap

@@ -8,6 +8,7 @@
 
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/restart_knobs.h"
+#include "webhook/core/template_discovery.h"
 #include "webhook/core/trainjob_runtime.h"
 
 namespace kubegap {
@@ -149,6 +150,15 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
           const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
           const std::string prefix = render(location.part, label, out.name);
           const WorkloadKind* row = policy.workload_kind(group, inner_kind);
+          // A wrapped kind with no row is judged by its pod templates, as `check` judges one.
+          std::optional<WorkloadKind> discovered;
+          if (row == nullptr && !inner_kind.empty() && policy.discovers(group, inner_kind) && body->IsObject()) {
+            discovered = discover_kind(*body, group, inner_kind);
+            if (discovered) {
+              row = &*discovered;
+              reader.note(prefix + ": " + discovery_note(*discovered));
+            }
+          }
           // A TrainJob trial (Katib over Trainer v2) is judged as the JobSet its runtime makes.
           std::optional<TrainJobBuild> built;
           if (row != nullptr && !row->resolve.empty() && depth < kMaxWrapDepth) {

@@ -108,7 +108,7 @@ class PolicyParser {
       } else if (key == "objectStorageSchemes") {
         policy.object_storage_schemes = strings(value, key);
       } else if (key == "workloadKinds") {
-        merge_workload_kinds(value, policy.workload_kinds);
+        merge_workload_kinds(value, policy.workload_kinds, policy.dropped_kinds);
       } else if (key == "healthTolerationSecondsBound") {
         policy.health_toleration_seconds_bound = positive_integer(value, key);
       } else if (key == "maxPartsPerObject") {
@@ -117,6 +117,8 @@ class PolicyParser {
         policy.min_restart_budget = positive_integer(value, key, "restarts");
       } else if (key == "shortRunMaxSteps") {
         policy.short_run_max_steps = positive_integer(value, key, "steps");
+      } else if (key == "judgeUnlistedKinds") {
+        policy.judge_unlisted_kinds = boolean(value, key);
       } else {
         fail(entry.first, key,
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
@@ -127,7 +129,7 @@ class PolicyParser {
              "benchmarkFlags, "
              "shortRunFlags, "
              "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, objectStorageSchemes, "
-             "workloadKinds)");
+             "workloadKinds, judgeUnlistedKinds)");
       }
     }
     return policy;
@@ -297,7 +299,8 @@ class PolicyParser {
 
   // merge_workload_kinds: a row replaces the default row of the same group and kind,
   // `enabled: false` removes it, and a new group/kind is added: a new CRD needs no code.
-  void merge_workload_kinds(const YAML::Node& value, std::vector<WorkloadKind>& rows) const {
+  void merge_workload_kinds(const YAML::Node& value, std::vector<WorkloadKind>& rows,
+                            std::vector<std::pair<std::string, std::string>>& dropped) const {
     const std::string key = "workloadKinds";
     if (!value.IsSequence()) fail(value, key, "expected a list of workload kinds");
     for (const auto& node : value) {
@@ -370,6 +373,7 @@ class PolicyParser {
                                      [&](const WorkloadKind& w) { return w.group == row.group && w.kind == row.kind; });
       if (!enabled) {
         if (same != rows.end()) rows.erase(same);
+        dropped.emplace_back(row.group, row.kind);  // not judged by its shape either
       } else if (same != rows.end()) {
         *same = std::move(row);
       } else {

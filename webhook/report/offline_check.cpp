@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -20,6 +21,7 @@
 #include "webhook/core/object_decoder.h"
 #include "webhook/core/object_evaluation.h"
 #include "webhook/core/object_loader.h"
+#include "webhook/core/template_discovery.h"
 #include "webhook/core/trainjob_resolver.h"
 
 namespace kubegap {
@@ -155,6 +157,25 @@ class InputReader {
 };
 
 // order_by_file: problems by the order their files were read in, then by line.
+// view_kind: an object that is part of the cluster view `check` builds, not skipped.
+bool view_kind(const KubeObject& input) {
+  return input.kind == "PodDisruptionBudget" || input.kind == "Node" ||
+         is_resource_claim(input.api_version, input.kind);
+}
+
+// judging_row: the table's row for the object's kind; for a kind with no row, one made
+// from the pod templates it holds (kept in `discovered`), said in `notes`.
+const WorkloadKind* judging_row(const KubeObject& input, const Policy& policy, std::optional<WorkloadKind>& discovered,
+                                std::vector<std::string>& notes) {
+  const std::string group = group_of(input.api_version);
+  if (const WorkloadKind* row = policy.workload_kind(group, input.kind)) return row;
+  if (!policy.discovers(group, input.kind) || !input.json->IsObject()) return nullptr;
+  discovered = discover_kind(*input.json, group, input.kind);
+  if (!discovered) return nullptr;
+  notes.push_back(discovery_note(*discovered));
+  return &*discovered;
+}
+
 void order_by_file(std::vector<InputProblem>& problems, const std::vector<std::string>& files) {
   std::unordered_map<std::string_view, std::size_t> rank;
   for (const auto& file : files) rank.emplace(file, rank.size());
@@ -254,10 +275,11 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
                                  std::make_shared<const RuntimeSet>(std::move(runtimes), true, true));
 
   for (const KubeObject* input : inputs) {
-    const WorkloadKind* row = policy.workload_kind(group_of(input->api_version), input->kind);
+    std::optional<WorkloadKind> discovered;
+    std::vector<std::string> notes;
+    const WorkloadKind* row = judging_row(*input, policy, discovered, notes);
     if (row == nullptr) {
-      if (input->kind != "PodDisruptionBudget" && input->kind != "Node" &&
-          !is_resource_claim(input->api_version, input->kind)) {
+      if (!view_kind(*input)) {
         report.skipped.push_back(
             {input->file, input->line, input->api_version, input->kind, meta_of(*input->json, "name")});
       }
@@ -265,7 +287,7 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
     }
     ObjectEvaluation evaluation =
         evaluate_object(*input->json, input->kind, *row, "default", have_view ? &snapshot : nullptr, policy,
-                        "no PodDisruptionBudgets or Nodes in the input", &snapshot);
+                        "no PodDisruptionBudgets or Nodes in the input", &snapshot, std::move(notes));
     if (!evaluation.error.empty()) {  // this object only: the others are still evaluated
       object_error(*input, evaluation.error);
       continue;

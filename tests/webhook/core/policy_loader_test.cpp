@@ -32,6 +32,8 @@ using kubegap::Policy;
 static_assert(sizeof(Policy) == 22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                                     sizeof(kubegap::SavePlaceNames) + 4 * sizeof(std::int64_t) +
                                     sizeof(std::vector<kubegap::WorkloadKind>) +
+                                    sizeof(std::int64_t) /* judge_unlisted_kinds, a bool padded */ +
+                                    sizeof(std::vector<std::pair<std::string, std::string>>) +
                                     sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
                                     sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
@@ -67,6 +69,8 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.min_restart_budget, expected.min_restart_budget);
   EXPECT_EQ(actual.excluded_namespaces, expected.excluded_namespaces);
   EXPECT_EQ(actual.checkpoint_path_hints, expected.checkpoint_path_hints);
+  EXPECT_EQ(actual.judge_unlisted_kinds, expected.judge_unlisted_kinds);
+  EXPECT_EQ(actual.dropped_kinds, expected.dropped_kinds);
   ASSERT_EQ(actual.workload_kinds.size(), expected.workload_kinds.size());
   for (std::size_t i = 0; i < expected.workload_kinds.size(); ++i) {
     EXPECT_TRUE(actual.workload_kinds[i] == expected.workload_kinds[i])
@@ -118,7 +122,8 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "minRestartBudget",
                                          "excludedNamespaces",
                                          "checkpointPathHints",
-                                         "workloadKinds"}));
+                                         "workloadKinds",
+                                         "judgeUnlistedKinds"}));
   EXPECT_EQ(root["apiVersion"].Scalar(), "kubegap.io/v1alpha1");
   EXPECT_EQ(root["kind"].Scalar(), "Policy");
 }
@@ -287,6 +292,10 @@ INSTANTIATE_TEST_SUITE_P(
                   {"workloadKinds.operations", "at least one"}},
         BadPolicy{
             "bound_zero", "healthTolerationSecondsBound: 0\n", 1, {"healthTolerationSecondsBound", "positive integer"}},
+        BadPolicy{"judge_unlisted_not_bool",
+                  "judgeUnlistedKinds: sometimes\n",
+                  1,
+                  {"judgeUnlistedKinds", "expected true or false"}},
         BadPolicy{"max_parts_zero", "maxPartsPerObject: 0\n", 1, {"maxPartsPerObject", "positive integer"}},
         BadPolicy{"min_restart_zero", "minRestartBudget: 0\n", 1, {"minRestartBudget", "positive integer (restarts)"}},
         BadPolicy{"short_run_zero", "shortRunMaxSteps: 0\n", 1, {"shortRunMaxSteps", "positive integer (steps)"}},

@@ -1,0 +1,129 @@
+#include "webhook/core/template_discovery.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "webhook/core/json_reader.h"
+
+namespace kubegap {
+namespace {
+
+using rapidjson::Value;
+
+// A member name the template path grammar can spell ([A-Za-z0-9_-]+); others are not
+// followed (no real pod template sits under such a name).
+bool path_field(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// A PodTemplateSpec: `spec.containers` is a list of objects (a pod cannot have none).
+bool pod_template(const Value& value) {
+  const Value* spec = JsonReader::member(&value, "spec");
+  if (spec == nullptr || !spec->IsObject()) return false;
+  const Value* containers = JsonReader::member(spec, "containers");
+  return containers != nullptr && containers->IsArray() && !containers->Empty() && (*containers)[0].IsObject();
+}
+
+// Elements that each carry a string `name` are labelled by it (Volcano-like task lists);
+// others by their index.
+std::string array_segment(std::string_view field, const Value& array) {
+  const bool named = !array.Empty() && std::all_of(array.Begin(), array.End(), [](const Value& e) {
+    const Value* name = JsonReader::member(&e, "name");
+    return name != nullptr && name->IsString();
+  });
+  return std::string(field) + (named ? "[name]" : "[]");
+}
+
+class Finder {
+ public:
+  std::vector<std::string> paths;
+
+  void walk(const Value& value, const std::string& path, int depth) {
+    if (!value.IsObject() || depth > kMaxDiscoveryDepth || ++visits_ > kMaxDiscoveryVisits) return;
+    if (pod_template(value)) {
+      if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+      return;
+    }
+    for (const auto& m : value.GetObject()) {
+      const std::string_view name(m.name.GetString(), m.name.GetStringLength());
+      if (!path_field(name)) continue;
+      if (m.value.IsObject()) {
+        walk(m.value, path + "." + std::string(name), depth + 1);
+      } else if (m.value.IsArray()) {
+        const std::string at = path + "." + array_segment(name, m.value);
+        for (const auto& element : m.value.GetArray()) walk(element, at, depth + 1);
+      }
+    }
+  }
+
+ private:
+  std::size_t visits_ = 0;
+};
+
+// The path's segments after `spec`, without a last `template`: what the part is called.
+std::vector<std::string> part_segments(const std::string& path) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start <= path.size();) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    out.push_back(path.substr(start, dot - start));
+    start = dot + 1;
+  }
+  out.erase(out.begin());  // "spec"
+  if (!out.empty() && out.back() == "template") out.pop_back();
+  return out;
+}
+
+// "tasks[name]" -> "tasks", and `last` adds the label: "tasks {}".
+std::string part_word(const std::string& segment, bool last) {
+  const auto bracket = segment.find('[');
+  if (bracket == std::string::npos) return segment;
+  return segment.substr(0, bracket) + (last ? " {}" : "");
+}
+
+// Parts are named by their last segment ("spec.etReplicaSpecs.worker.template" ->
+// "worker"), or by the whole path where two would share a name.
+std::string part_name(const std::vector<std::string>& segments, bool whole) {
+  std::string out;
+  for (std::size_t i = whole ? 0 : segments.size() - std::min<std::size_t>(1, segments.size()); i < segments.size();
+       ++i) {
+    out += (out.empty() ? "" : ".") + part_word(segments[i], i + 1 == segments.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<WorkloadKind> discover_kind(const Value& object, const std::string& group, const std::string& kind) {
+  const Value* spec = JsonReader::member(&object, "spec");
+  if (spec == nullptr) return std::nullopt;
+  Finder finder;
+  finder.walk(*spec, "spec", 1);
+  if (finder.paths.empty()) return std::nullopt;
+  std::map<std::string, int> uses;
+  for (const auto& path : finder.paths) ++uses[part_name(part_segments(path), false)];
+  WorkloadKind row;
+  row.group = group;
+  row.kind = kind;
+  row.workload_class = WorkloadClass::kAuto;
+  row.templates.clear();
+  for (const auto& path : finder.paths) {
+    const auto segments = part_segments(path);
+    const std::string part = part_name(segments, false);
+    row.templates.push_back({path, part_name(segments, uses[part] > 1), {}});
+  }
+  return row;
+}
+
+std::string discovery_note(const WorkloadKind& row) {
+  std::string paths;
+  for (const auto& t : row.templates) paths += (paths.empty() ? "" : ", ") + t.path;
+  return "kind " + row.kind + (row.group.empty() ? "" : " (" + row.group + ")") +
+         " has no row in the workload table: judged like a Job at the pod templates found at " + paths +
+         " (policy judgeUnlistedKinds)";
+}
+
+}  // namespace kubegap

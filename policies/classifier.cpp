@@ -95,6 +95,14 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
       (accelerator || framework || row_class == WorkloadClass::kTraining)) {
     return {true, WorkloadClass::kServing, evidence.serving};
   }
+  // Batch work that only reads checkpoints (offline inference, evaluation, conversion) in
+  // a training kind or a framework's pod is not training: judged like an auto pod with no
+  // sign of training (as an auto pod already is). Serving kinds keep their own rule for
+  // checkpoint-looking mounts.
+  if (!evidence.reader.empty() && evidence.training.empty() && row_class != WorkloadClass::kServing &&
+      (framework || row_class == WorkloadClass::kTraining)) {
+    return {true, WorkloadClass::kAuto, evidence.reader};
+  }
   // A cluster with no workload of its own (a Volcano Job whose tasks only run `ray start`)
   // is judged like a RayCluster: it needs evidence, like a bare Pod, whatever its kind.
   if (evidence.idle_cluster) {

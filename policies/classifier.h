@@ -51,6 +51,8 @@ struct PartEvidence {
   // start`) and the object has no entrypoint: a cluster with no workload of its own.
   bool idle_cluster = false;
   std::string serving;  // the inference server a container starts (servingPrograms)
+  // Why its commands only read checkpoints (eval.py, run_infer.sh: nonTraining hints).
+  std::string reader = {};
 };
 
 // classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod

@@ -146,6 +146,7 @@ struct EvidenceFacts {
   bool daemons_only = false;         // every container only starts a cluster node (clusterDaemons)
   bool runs_command = false;         // a container runs a command of its own (not only daemons)
   std::string serving;               // an inference server it starts (servingPrograms)
+  std::string reader;                // every command only runs programs that read checkpoints
 };
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
@@ -260,6 +261,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   EvidenceFacts out;
   bool all_diagnostic = true;
   bool any_voice = false;
+  std::size_t commands = 0, readers = 0;
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     CommandFacts facts = command_facts(c.command, c.args);
@@ -286,6 +288,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     }
     any_voice = true;
     out.runs_command = true;
+    ++commands;
+    if (reads_checkpoints(facts, policy, entrypoint_image_of(c))) ++readers;
     add_command(out, facts, env, c.image, entrypoint_image_of(c), c.working_dir, policy, all_diagnostic);
     add_settings(out, facts, env, std::move(files.settings), c.working_dir, entrypoint_image_of(c), policy);
   }
@@ -293,6 +297,9 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   for (const auto& c : pod.init_containers) {
     if (!out.serving.empty()) break;
     out.serving = serving_evidence(command_facts(c.command, c.args), entrypoint_image_of(c), policy).value_or("");
+  }
+  if (commands > 0 && readers == commands && out.training.empty() && out.serving.empty()) {
+    out.reader = "its commands only run programs named for reading checkpoints (nonTraining hints)";
   }
   if (!any_voice || !all_diagnostic || strong_training_evidence(out.training)) out.diagnostic.clear();
   if (!out.diagnostic.empty()) out.training.clear();
@@ -453,7 +460,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       own.save_path = job.save_path;
     }
     const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
-                                            {own.training, own.diagnostic, idle_cluster, own.serving});
+                                            {own.training, own.diagnostic, idle_cluster, own.serving, own.reader});
     std::string why = pod_class.why;
     if (non_writer) why += "; " + non_writer_why;
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, std::move(why)});

@@ -519,12 +519,12 @@ const Policy& default_policy() {
     Policy p;
     for (const auto& check : check_registry()) p.enabled_checks.emplace_back(check.id);
     p.accelerator_resources = {
-        "nvidia.com/gpu",   "nvidia.com/mig-*", "nvidia.com/gpu.shared", "nvidia.com/a10*", "nvidia.com/a30*",
-        "nvidia.com/a40*",  "nvidia.com/h100*", "nvidia.com/h200*",      "nvidia.com/l4*",  "nvidia.com/t4*",
-        "nvidia.com/v100*", "nvidia.com/rtx*",  "nvidia.com/A10*",       "nvidia.com/A30*", "nvidia.com/A40*",
-        "nvidia.com/H100*", "nvidia.com/H200*", "nvidia.com/L4*",        "nvidia.com/T4*",  "nvidia.com/V100*",
-        "nvidia.com/RTX*",  "amd.com/gpu",      "gpu.intel.com/*",       "habana.ai/gaudi", "aws.amazon.com/neuron*",
-        "google.com/tpu"};
+        "nvidia.com/gpu",   "nvidia.com/mig-*",  "nvidia.com/gpu.shared", "nvidia.com/a10*", "nvidia.com/a30*",
+        "nvidia.com/a40*",  "nvidia.com/h100*",  "nvidia.com/h200*",      "nvidia.com/l4*",  "nvidia.com/t4*",
+        "nvidia.com/v100*", "nvidia.com/rtx*",   "nvidia.com/A10*",       "nvidia.com/A30*", "nvidia.com/A40*",
+        "nvidia.com/H100*", "nvidia.com/H200*",  "nvidia.com/L4*",        "nvidia.com/T4*",  "nvidia.com/V100*",
+        "nvidia.com/RTX*",  "amd.com/gpu",       "gpu.intel.com/*",       "habana.ai/gaudi", "aws.amazon.com/neuron*",
+        "google.com/tpu",   "huawei.com/Ascend*"};
     // DRA device classes of the GPU and accelerator drivers (NVIDIA k8s-dra-driver-gpu,
     // AMD k8s-gpu-dra-driver, Intel resource drivers, AWS Neuron).
     p.accelerator_device_classes = {"gpu.nvidia.com", "mig.nvidia.com",  "gpu.amd.com",

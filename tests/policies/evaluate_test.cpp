@@ -99,6 +99,10 @@ const std::vector<ClassRow> kClassRows = {
     {"ProductNamedRtxGpuIsAccelerator", requesting("nvidia.com/rtxa6000"), true, true},
     {"UpperCaseProductNameIsAccelerator", requesting("nvidia.com/H100"), true, true},
     {"NvidiaNicIsNoAccelerator", requesting("nvidia.com/hostdev"), false, false},
+    // Huawei Ascend NPUs, whole and as virtual slices.
+    {"AscendNpuIsAccelerator", requesting("huawei.com/Ascend910"), true, true},
+    {"AscendVirtualNpuIsAccelerator", requesting("huawei.com/Ascend310P-2c"), true, true},
+    {"OtherHuaweiResourceIsNoAccelerator", requesting("huawei.com/kltDev"), false, false},
     {"ExactNameIsNotAPrefix", requesting("nvidia.com/gpu-shared"), false, false},
     {"WildcardNeedsItsPrefix", requesting("nvidia.com/mag-1g"), false, false},
     {"GpuInInitContainerOnlyIsAccelerator",
@@ -858,6 +862,37 @@ TEST(Evaluate, AnInferenceServerInATrainingKindServes) {
   const Finding* writes = checkpoint_of(writer.findings);
   ASSERT_NE(writes, nullptr);
   EXPECT_EQ(writes->outcome, Outcome::kFinding);
+}
+
+}  // namespace
+}  // namespace kgtest
+
+namespace kgtest {
+namespace {
+
+// Batch work that only reads checkpoints (offline inference, evaluation) in a training
+// kind is not training: no checkpoint finding for its scratch space, and its
+// accelerator checks still run. A part that also trains, or whose job's coordinator
+// trains, stays training.
+TEST(Evaluate, APartThatOnlyReadsCheckpointsInATrainingKindIsNotTraining) {
+  PodSpecView pod = with_volume(gpu_pod(), empty_dir("scratch"), "/scratch");
+  pod.containers.front().command = {"/bin/bash", "-c", "cd /home/infer && ./run_infer.sh --om_path=/models/m.om"};
+  WorkloadView job = volcano_job({});
+  job.pods.push_back(pod);
+  const Evaluation infer = evaluate_object_view(job, nullptr, default_policy());
+  ASSERT_EQ(infer.parts.size(), 1u);
+  EXPECT_EQ(infer.parts[0].workload_class, WorkloadClass::kAuto) << infer.parts[0].why;
+  EXPECT_NE(infer.parts[0].why.find("reading checkpoints"), std::string::npos) << infer.parts[0].why;
+  const Finding* checkpoint = checkpoint_of(infer.findings);
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_EQ(checkpoint->outcome, Outcome::kNotEvaluated);
+
+  job.pods.front().containers.front().command = {"/bin/bash", "-c",
+                                                 "./run_infer.sh && python train.py --output_dir /scratch/out"};
+  const Evaluation trains = evaluate_object_view(job, nullptr, default_policy());
+  EXPECT_EQ(trains.parts[0].workload_class, WorkloadClass::kTraining) << trains.parts[0].why;
+  ASSERT_NE(checkpoint_of(trains.findings), nullptr);
+  EXPECT_EQ(checkpoint_of(trains.findings)->outcome, Outcome::kFinding);
 }
 
 }  // namespace

@@ -261,7 +261,9 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
   EvidenceFacts out;
   bool all_diagnostic = true;
   bool any_voice = false;
-  std::size_t commands = 0, readers = 0;
+  // Whether every command so far only reads checkpoints; once one trains (the common
+  // case) it is settled and no more names are matched.
+  bool any_command = false, all_read = true;
   out.daemons_only = !pod.containers.empty();
   for (const auto& c : pod.containers) {
     CommandFacts facts = command_facts(c.command, c.args);
@@ -288,9 +290,9 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     }
     any_voice = true;
     out.runs_command = true;
-    ++commands;
-    if (reads_checkpoints(facts, policy, entrypoint_image_of(c))) ++readers;
+    any_command = true;
     add_command(out, facts, env, c.image, entrypoint_image_of(c), c.working_dir, policy, all_diagnostic);
+    all_read = all_read && out.training.empty() && reads_checkpoints(facts, policy, entrypoint_image_of(c));
     add_settings(out, facts, env, std::move(files.settings), c.working_dir, entrypoint_image_of(c), policy);
   }
   // A native sidecar (an init container that keeps running) can be the server.
@@ -298,7 +300,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     if (!out.serving.empty()) break;
     out.serving = serving_evidence(command_facts(c.command, c.args), entrypoint_image_of(c), policy).value_or("");
   }
-  if (commands > 0 && readers == commands && out.training.empty() && out.serving.empty()) {
+  if (any_command && all_read && out.training.empty() && out.serving.empty()) {
     out.reader = "its commands only run programs named for reading checkpoints (nonTraining hints)";
   }
   if (!any_voice || !all_diagnostic || strong_training_evidence(out.training)) out.diagnostic.clear();

@@ -87,9 +87,9 @@ std::string part_word(const std::string& segment, bool last) {
 // Parts are named by their last segment ("spec.etReplicaSpecs.worker.template" ->
 // "worker"), or by the whole path where two would share a name.
 std::string part_name(const std::vector<std::string>& segments, bool whole) {
+  if (segments.empty()) return {};
   std::string out;
-  for (std::size_t i = whole ? 0 : segments.size() - std::min<std::size_t>(1, segments.size()); i < segments.size();
-       ++i) {
+  for (std::size_t i = whole ? 0 : segments.size() - 1; i < segments.size(); ++i) {
     out += (out.empty() ? "" : ".") + part_word(segments[i], i + 1 == segments.size());
   }
   return out;

@@ -163,10 +163,10 @@ bool view_kind(const KubeObject& input) {
          is_resource_claim(input.api_version, input.kind);
 }
 
-// judging_row: the table's row for the object's kind; for a kind with no row, one made
+// row_for: the table's row for the object's kind; for a kind with no row, one made
 // from the pod templates it holds (kept in `discovered`), said in `notes`.
-const WorkloadKind* judging_row(const KubeObject& input, const Policy& policy, std::optional<WorkloadKind>& discovered,
-                                std::vector<std::string>& notes) {
+const WorkloadKind* row_for(const KubeObject& input, const Policy& policy, std::optional<WorkloadKind>& discovered,
+                            std::vector<std::string>& notes) {
   const std::string group = group_of(input.api_version);
   if (const WorkloadKind* row = policy.workload_kind(group, input.kind)) return row;
   if (!policy.discovers(group, input.kind) || !input.json->IsObject()) return nullptr;
@@ -277,7 +277,7 @@ CheckReport check_read(InputReader& reader, std::size_t path_count, const Policy
   for (const KubeObject* input : inputs) {
     std::optional<WorkloadKind> discovered;
     std::vector<std::string> notes;
-    const WorkloadKind* row = judging_row(*input, policy, discovered, notes);
+    const WorkloadKind* row = row_for(*input, policy, discovered, notes);
     if (row == nullptr) {
       if (!view_kind(*input)) {
         report.skipped.push_back(

@@ -1114,6 +1114,11 @@ def peak_rss_kib(pid):
         return int(re.search(r"^VmHWM:\s+(\d+)", f.read(), re.M).group(1))
 
 
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"^VmRSS:\s+(\d+)", f.read(), re.M).group(1))
+
+
 def post_all_at_once(port, ctx, bodies):
     """Connects one client per body, sends every header, then every body at full speed from
     its own thread; returns [(status, retry_after or None)] in order (None for an exception)."""
@@ -1171,8 +1176,11 @@ def run_memory(binary, rounds=3):
         for _ in range(rounds):
             answers += post_all_at_once(server.port, ctx, bodies)
         peaks[label] = peak_rss_kib(server.pid)
+        time.sleep(0.5)  # the last answers are written; their buffers are freed
+        after = rss_kib(server.pid)
         note(f"memory ({label}): peak RSS {fresh / 1024:.1f} MiB fresh, {peaks[label] / 1024:.1f} MiB after "
-             f"{rounds} rounds of two concurrent {size >> 20} MiB bodies; answers {answers}")
+             f"{rounds} rounds of two concurrent {size >> 20} MiB bodies, RSS {after / 1024:.1f} MiB once "
+             f"answered; answers {answers}")
         if label == "budget":
             served = [a for a in answers if a[0] == 200]
             shed = [a for a in answers if a[0] == 503]
@@ -1185,6 +1193,12 @@ def run_memory(binary, rounds=3):
             check(held <= budget / (1 << 20) + 8,
                   f"memory: requests held {held:.1f} MiB above the fresh server, within the "
                   f"{budget >> 20} MiB budget (+8 MiB allocator slack)")
+            # Buffers of 1 MiB or more are mapped and unmapped on their own (serve sets
+            # malloc's threshold): a burst leaves nothing in a worker thread's heap for the
+            # next burst, on another thread, to add to.
+            check(after - fresh <= 16 * 1024,
+                  f"memory: once answered, the burst's memory is back with the kernel (RSS {after / 1024:.1f} "
+                  f"MiB, within 16 MiB of the fresh server's {fresh / 1024:.1f} MiB)")
             check(peaks[label] < limit_mib * 1024,
                   f"memory: peak RSS {peaks[label] / 1024:.1f} MiB stays under the {limit_mib} MiB limit")
             canary.stop("memory")

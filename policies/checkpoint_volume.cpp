@@ -16,6 +16,7 @@
 #include "policies/checks.h"
 #include "policies/classifier.h"
 #include "policies/evidence.h"
+#include "policies/save_places.h"
 
 namespace kubegap {
 namespace {
@@ -124,10 +125,8 @@ bool covers(std::string_view mount_path, std::string_view path) {
   return path.size() == mount_path.size() || mount_path == "/" || path[mount_path.size()] == '/';
 }
 
-// judge_save_path: the writable trainer mount deepest above the save path decides; no
-// mount means the container's own filesystem. nullopt: it is durable.
-std::optional<Gap> judge_save_path(const std::vector<TrainerMount>& mounts, const CheckContext& ctx) {
-  const std::string path(ctx.save_path);
+// holder_of: the writable trainer mount deepest above `path`, or nullptr.
+const TrainerMount* holder_of(const std::vector<TrainerMount>& mounts, std::string_view path) {
   const TrainerMount* holder = nullptr;
   for (const auto& m : mounts) {
     if (covers(m.mount->mount_path, path) &&
@@ -135,6 +134,13 @@ std::optional<Gap> judge_save_path(const std::vector<TrainerMount>& mounts, cons
       holder = &m;
     }
   }
+  return holder;
+}
+
+// judge_save_path: the mount that holds the save path decides; none means the container's
+// own filesystem. nullopt: it is durable.
+std::optional<Gap> judge_save_path(const TrainerMount* holder, const CheckContext& ctx) {
+  const std::string path(ctx.save_path);
   const std::string said = "checkpoints at " + path + " (" + std::string(ctx.save_flag) + ")";
   if (holder == nullptr) {
     return Gap{Outcome::kFinding,
@@ -204,9 +210,15 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   if (ctx.workload_class == WorkloadClass::kServing) return std::nullopt;
   // The command says where it saves (--output_dir /workspace/output): the mount that
   // holds that path decides, not whichever volume happens to be durable (a dataset PVC).
+  // A path given as a plain argument (kSavePlaceArgument) is a weaker sign: it decides
+  // only when a mount holds it (`cp model.pt /output` into the image's own /output may be
+  // a step before an upload the command does not show).
   if (!ctx.save_path.empty()) {
-    if (auto gap = judge_save_path(mounts, ctx)) return *gap;
-    return std::nullopt;
+    const TrainerMount* holder = holder_of(mounts, ctx.save_path);
+    if (holder != nullptr || ctx.save_flag != kSavePlaceArgument) {
+      if (auto gap = judge_save_path(holder, ctx)) return *gap;
+      return std::nullopt;
+    }
   }
 
   for (const auto& m : mounts) {

@@ -61,6 +61,12 @@ constexpr std::array<std::string_view, 30> kNoVerbs = {
     "cd",     "mkdir", "touch",    "cat",   "ls",   "rm",     "cp",       "mv",    "ln",   "test",
     "source", "set",   "unset",    "alias", "wait", "sleep",  "tee",      "chmod", "tar",  "find"};
 
+// Subcommands of tools that act on a named thing (`git checkout train`, `kubectl logs
+// train`, `gsutil cp x train`): the word after one is that name, not a verb after a task.
+constexpr std::array<std::string_view, 16> kNoTaskWords = {"checkout", "branch", "switch", "clone", "pull", "push",
+                                                           "fetch",    "add",    "commit", "logs",  "get",  "delete",
+                                                           "cp",       "mv",     "sync",   "tag"};
+
 // verb_of: the i-th command's subcommand when it is a verb of its program (a plain word
 // after a program that takes verbs), or empty.
 std::string_view verb_of(const CommandFacts& facts, std::size_t i) {
@@ -97,8 +103,13 @@ std::optional<std::string> training_verb(const CommandFacts& facts, const Policy
   for (std::size_t i = 0; i < facts.programs.size(); ++i) {
     const std::string& program = facts.programs[i];
     if (program.starts_with("python") || reader(program)) continue;  // python's subcommand is the script
-    if (const std::string_view verb = verb_of(facts, i); !verb.empty() && is_verb(verb)) {
-      return program + " " + std::string(verb);
+    const std::string_view verb = verb_of(facts, i);
+    if (!verb.empty() && is_verb(verb)) return program + " " + std::string(verb);
+    // A task word first: `yolo detect train` (Ultralytics docs, CLI), `darknet detector
+    // train` (the darknet README). The task word is plain, like a verb.
+    if (!verb.empty() && is_verb(facts.task_verbs[i]) &&
+        std::find(kNoTaskWords.begin(), kNoTaskWords.end(), verb) == kNoTaskWords.end()) {
+      return program + " " + std::string(verb) + " " + facts.task_verbs[i];
     }
   }
   // After a python script only LightningCLI's `fit` (`python main.py fit --config c.yaml`):

@@ -6,10 +6,6 @@
 
 namespace kubegap {
 
-bool Policy::check_enabled(std::string_view check_id) const {
-  return std::find(enabled_checks.begin(), enabled_checks.end(), check_id) != enabled_checks.end();
-}
-
 bool Policy::namespace_excluded(const std::string& namespace_name) const {
   return std::find(excluded_namespaces.begin(), excluded_namespaces.end(), namespace_name) != excluded_namespaces.end();
 }
@@ -498,7 +494,8 @@ void set_default_hints(Policy& p) {  // data table
                                 "work_dir",
                                 "job_dir",
                                 "out_dir",
-                                "outdir"};
+                                "outdir",
+                                "backup"};
   p.save_place_names.saves = {"save",  "saving", "saved",   "checkpoint", "checkpoints", "ckpt",
                               "ckpts", "output", "outputs", "out",        "outdir",      "export"};
   p.save_place_names.places = {"dir", "directory", "folder", "path", "root", "location", "uri", "outdir"};

@@ -252,7 +252,9 @@ struct Policy {
   // How each check reports a finding; a check not listed warns.
   std::map<std::string, CheckAction, std::less<>> check_actions;
 
-  bool check_enabled(std::string_view check_id) const;
+  bool check_enabled(std::string_view check_id) const {
+    return std::find(enabled_checks.begin(), enabled_checks.end(), check_id) != enabled_checks.end();
+  }
   // check_applies: enabled, and listed for this class.
   bool check_applies(std::string_view check_id, WorkloadClass workload_class) const;
   CheckAction action(std::string_view check_id) const;

@@ -99,6 +99,18 @@ bool local_save_name(std::string_view name, const Policy& policy) {
   return words.saves && words.place_last && !words.reads;
 }
 
+// save_place_argument: `word` is an absolute path given as a plain argument (not a flag's
+// value) whose last directory is named for what a run saves: `train_start.sh CODE
+// /job/output/`, `cp model.pt /checkpoints`. Its words are read as a flag's (output,
+// ckpt_out; not data_output or pretrained_ckpt), without the `places` ending a flag needs.
+bool save_place_argument(std::string_view word, std::string_view before, const Policy& policy) {
+  if (word.size() < 2 || word.front() != '/' || word.find_first_of("$:") != std::string_view::npos) return false;
+  if (before.size() > 1 && before.front() == '-' && before.find('=') == std::string_view::npos) return false;
+  while (word.size() > 1 && word.back() == '/') word.remove_suffix(1);
+  const NameWords words = name_words(basename_view(word), policy);
+  return words.saves && !words.reads;
+}
+
 }  // namespace
 
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
@@ -116,8 +128,9 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
     }
     return expand_env_reference(written, env);
   };
-  // A listed name decides; the first name read by its words is kept in case none does.
-  std::optional<SavePath> by_words;
+  // A listed name decides; the first name read by its words is kept in case none does,
+  // and the first save-place argument in case no name does.
+  std::optional<SavePath> by_words, by_argument;
   const auto keep = [&](bool listed, std::string_view name, std::string path) -> std::optional<std::string> {
     if (listed) return path;
     by_words = SavePath{std::string(name), std::move(path)};
@@ -168,12 +181,14 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
       if (auto path = local(w.substr(0, eq), w.substr(eq + 1))) return SavePath{std::string(w.substr(0, eq)), *path};
     } else if (w.size() > 1 && w.front() == '-' && i + 1 < facts.words.size()) {
       if (auto path = local(w, facts.words[i + 1])) return SavePath{std::string(w), *path};
+    } else if (!by_argument && i > 0 && save_place_argument(w, facts.words[i - 1], policy)) {
+      by_argument = SavePath{std::string(kSavePlaceArgument), resolve_path({}, w)};
     }
   }
   for (const auto& e : env) {
     if (auto path = local(e.name, e.value)) return SavePath{e.name, *path};
   }
-  return by_words;
+  return by_words ? by_words : by_argument;
 }
 
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,

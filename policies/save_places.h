@@ -22,12 +22,17 @@ struct SavePath {
   std::string path;  // "/workspace/output"
 };
 
+// kSavePlaceArgument: SavePath::flag of a path given as a plain argument, not a flag's
+// value. It is weaker evidence than a flag: it decides only when a mount holds it.
+inline constexpr std::string_view kSavePlaceArgument = "a command argument";
+
 // save_path: the first checkpointStorageFlags flag (or env var) whose value, env references
 // expanded, is a local path: an absolute one, or a relative one (`./checkpoints`) when the
 // directory it is relative to is known: the last `cd DIR` of the script before the flag,
 // else the container's workingDir. Nothing when none is. Without one, the first such
 // flag or env var of a name read as a save place by its words (savePlaceNames:
-// `--saving_folder`, `MODEL_SAVE_PATH`).
+// `--saving_folder`, `MODEL_SAVE_PATH`); without one, the first absolute path given as a
+// plain argument whose last directory is so named (`train_start.sh CODE /job/output/`).
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
                                   std::string_view working_dir = {});
 

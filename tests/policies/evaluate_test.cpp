@@ -305,6 +305,11 @@ TEST(Evaluate, AConfigFileFromAConfigMapVolumeSpeaksLikeFlags) {
   EXPECT_NE(judge(silent, "max_steps: 20\noutput_dir: /tmp/o\n").find("no sign that this pod trains"),
             std::string::npos);
   EXPECT_TRUE(judge({"torchrun", "train.py"}, "model_path: /models/base\nepochs: 3\n") == "none");
+  // darknet: a task word before its verb, and its .data file's `backup` directory, where
+  // the .weights snapshots go.
+  const std::string voc = "classes = 20\ntrain = /data/train.txt\nbackup = /scratch/backup\n";
+  const std::string darknet = judge({"darknet", "detector", "train", "/config/train.yaml", "yolov3.cfg"}, voc);
+  EXPECT_NE(darknet.find("/scratch/backup (backup (config file))"), std::string::npos) << darknet;
   // A `${VAR}` in the file reads the container's env.
   {
     PodSpecView pod = with_volume(with_volume(gpu_pod(), pvc("data"), "/data"), empty_dir("scratch"), "/scratch");
@@ -727,6 +732,35 @@ TEST(Evaluate, TheSavePathDecidesWhichMountCounts) {
   const Finding* beside = checkpoint_of(sibling_findings);
   ASSERT_NE(beside, nullptr);
   EXPECT_EQ(beside->outcome, Outcome::kFinding);
+}
+
+// An absolute path given as a plain argument and named for saving (`train_start.sh CODE
+// /job/output/`) is where the run saves when no flag says, but only on a mount: beside a
+// durable code volume, the hostPath that holds it decides.
+TEST(Evaluate, AnArgumentNamedForSavingDecidesWhenAMountHoldsIt) {
+  const auto checkpoint_finding = [](const std::vector<std::string>& command, const char* output_path) {
+    PodSpecView pod = with_volume(gpu_pod(), pvc("code"), "/job/code");
+    pod = with_volume(pod, volume("output", "hostPath"), output_path);
+    pod.containers.front().command = command;
+    const auto findings = evaluate(pod_object(pod), nullptr, default_policy());
+    const Finding* found = checkpoint_of(findings);
+    return found == nullptr || found->outcome != Outcome::kFinding ? std::string() : found->message;
+  };
+  const std::vector<std::string> start = {"bash",         "train_start.sh", "/job/code/",
+                                          "/job/output/", "train.py",       "--epochs=90"};
+  const std::string lost = checkpoint_finding(start, "/job/output");
+  EXPECT_NE(lost.find("checkpoints at /job/output (a command argument) are on hostPath \"output\""), std::string::npos)
+      << lost;
+  // Not on a mount: the durable code volume decides, as without the argument.
+  EXPECT_EQ(checkpoint_finding(start, "/scratch"), "");
+  // A flag's value is the flag's, and a name that reads (data_output) is no save place.
+  EXPECT_EQ(checkpoint_finding({"python", "train.py", "--epochs=90", "--data", "/job/output"}, "/job/output"), "");
+  EXPECT_EQ(checkpoint_finding({"bash", "train.sh", "/job/data_output", "--epochs=90"}, "/job/data_output"), "");
+  // A flag that names a place wins over an argument: --output_dir on the PVC.
+  EXPECT_EQ(
+      checkpoint_finding({"bash", "train_start.sh", "/job/output/", "--epochs=90", "--output_dir", "/job/code/out"},
+                         "/job/output"),
+      "");
 }
 
 }  // namespace

@@ -412,6 +412,14 @@ TEST(Evidence, TrainingVerbsOfCommandLinePrograms) {
   // Not a data split after a script, not a shell's or conda's operand.
   EXPECT_EQ(why({"python", "preprocess.py", "train", "--out", "/data/train"}), "(none)");
   EXPECT_EQ(why({"sh", "-c", "conda activate train && pushd finetune && ls"}), "(none)");
+  // A task word between program and verb; not a name after a tool's subcommand, not a
+  // data split after a python script's first operand.
+  EXPECT_EQ(why({"yolo", "detect", "train", "data=coco8.yaml"}), "subcommand yolo detect train");
+  EXPECT_EQ(why({"darknet", "detector", "train", "/etc/darknet/voc.data", "cfg/yolov3.cfg"}),
+            "subcommand darknet detector train");
+  EXPECT_EQ(why({"sh", "-c", "git checkout train && ls"}), "(none)");
+  EXPECT_EQ(why({"python", "split.py", "data", "train"}), "(none)");
+  EXPECT_EQ(why({"yolo", "detect", "predict", "model=best.pt"}), "(none)");
   EXPECT_TRUE(strong_training_evidence("subcommand yolo train"));
 }
 

@@ -496,8 +496,8 @@ void set_default_hints(Policy& p) {  // data table
                                 "out_dir",
                                 "outdir",
                                 "backup"};
-  p.save_place_names.saves = {"save",  "saving", "saved",   "checkpoint", "checkpoints", "ckpt",
-                              "ckpts", "output", "outputs", "out",        "outdir",      "export"};
+  p.save_place_names.saves = {"save",   "saving",  "saved", "checkpoint", "checkpoints", "ckpt",    "ckpts",
+                              "output", "outputs", "out",   "outdir",     "export",      "results", "result"};
   p.save_place_names.places = {"dir", "directory", "folder", "path", "root", "location", "uri", "outdir"};
   p.save_place_names.reads = {
       "data",       "dataset",     "input",  "source",  "log",        "logs",        "resume",    "init",     "load",

@@ -827,6 +827,7 @@ TEST(Evidence, SavePlacesAreReadByTheirWords) {
   EXPECT_EQ(at({"python", "train.py"}, {{"MODEL_SAVE_PATH", "/tmp/model"}}), "MODEL_SAVE_PATH /tmp/model");
   EXPECT_EQ(at({"torchrun", "train.py", "--checkpoint.folder=/ckpt/run"}), "--checkpoint.folder /ckpt/run");
   EXPECT_EQ(at({"python", "fit.py", "--ckptOutDir", "/out"}), "--ckptOutDir /out");
+  EXPECT_EQ(at({"python", "fit.py", "--result_dir", "/runs/a"}), "--result_dir /runs/a");
   // A listed name decides, wherever it stands.
   EXPECT_EQ(at({"python", "t.py", "--best_ckpt_path", "/tmp/best", "--output_dir", "/mnt/out"}),
             "--output_dir /mnt/out");
@@ -837,7 +838,7 @@ TEST(Evidence, SavePlacesAreReadByTheirWords) {
        {"--resume_checkpoint_dir", "--data_output_dir", "--teacher_ckpt_path", "--log_save_dir", "--sample_output_dir",
         "--pretrained_ckpt_path", "--cache_dir", "--profiling.save_traces_folder", "--restore_ckpt_path",
         "--vae_ckpt_path", "--hf_checkpoint_dir", "--profiler_output_dir", "--warmstart_checkpoint_dir",
-        "--initial_checkpoint_path", "--reward_model_save_path"}) {
+        "--initial_checkpoint_path", "--reward_model_save_path", "--eval_results_dir"}) {
     EXPECT_EQ(at({"python", "t.py", name, "/x"}), "") << name;
   }
   // No save word, or not ending in a place word: not a save place.
@@ -855,6 +856,7 @@ TEST(Evidence, RemoteSavePlacesAreReadByTheirWords) {
   };
   EXPECT_EQ(to({{"FINAL_SAVE_FOLDER", "gs://runs/final"}}), "gs://runs/final");
   EXPECT_EQ(to({{"ckptExportUri", "s3://runs/x"}}), "s3://runs/x");
+  EXPECT_EQ(to({{"RESULTS_S3_URI", "s3://runs/grpo"}}), "s3://runs/grpo");
   EXPECT_EQ(to({{"RUN_OUTPUT", "s3://runs/x"}}), "");
   // A listed name as the last word (`checkpoint`, `save`) is enough with a URL.
   EXPECT_EQ(to({{"MODEL_CHECKPOINT", "gs://runs/m"}}), "gs://runs/m");

@@ -21,6 +21,19 @@ std::string lower(std::string text) {
   return text;
 }
 
+// command_line: a command given as a list of words (`[python, train.py, --lr, "1e-4"]`)
+// as one line, after the program the list's name says runs it (template_discovery.h:
+// command_program). Entrypoints are read as shell lines, whose reader splits words at
+// spaces and quotes alike, so words are not quoted.
+std::string command_line(JsonReader& reader, const Value& list, const JsonPath& at, std::string_view path) {
+  std::string line(command_program(path));
+  for (const auto& word : reader.string_list(&list, at)) {
+    if (!line.empty()) line += ' ';
+    line += word;
+  }
+  return line;
+}
+
 std::string render(std::string_view pattern, const std::string& label, const std::string& name) {
   std::string out;
   for (std::size_t i = 0; i < pattern.size();) {
@@ -201,7 +214,7 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
   const ControllerVolumes added = controller_volumes(reader, object, path, kind);
   for (const auto& entrypoint : kind.entrypoints) {
     walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {
-      std::string command = reader.string(&v, at);
+      std::string command = v.IsArray() ? command_line(reader, v, at, entrypoint) : reader.string(&v, at);
       if (!command.empty()) out.entrypoints.push_back(std::move(command));
     });
   }

@@ -1,6 +1,7 @@
 #include "webhook/core/template_discovery.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,23 @@ std::string array_segment(std::string_view field, const Value& array) {
   return std::string(field) + (named ? "[name]" : "[]");
 }
 
+// command_list: a non-empty list of strings named like a command (`cmd`, `command`,
+// `args`, `run`, `entrypoint`) or like the program that runs it (`python`, `torchrun`):
+// TensorStack's `spec.worker.cmd` and `spec.config.run.python` hold the whole job's
+// command outside its pod templates, whose containers then run the image's entrypoint.
+constexpr std::array<std::string_view, 6> kCommandNames = {"cmd", "command", "args", "run", "entrypoint", "script"};
+constexpr std::array<std::string_view, 6> kProgramNames = {"python", "python3", "torchrun", "deepspeed", "bash", "sh"};
+
+bool command_list(std::string_view name, const Value& value) {
+  const auto in = [&](const auto& names) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  return (in(kCommandNames) || in(kProgramNames)) && value.IsArray() && !value.Empty() &&
+         std::all_of(value.Begin(), value.End(), [](const Value& e) { return e.IsString(); });
+}
+
 class Finder {
  public:
   std::vector<std::string> paths;
+  std::vector<std::string> commands;  // command lists outside the pod templates
 
   void walk(const Value& value, const std::string& path, int depth) {
     if (!value.IsObject() || depth > kMaxDiscoveryDepth || ++visits_ > kMaxDiscoveryVisits) return;
@@ -51,7 +66,10 @@ class Finder {
     for (const auto& m : value.GetObject()) {
       const std::string_view name(m.name.GetString(), m.name.GetStringLength());
       if (!path_field(name)) continue;
-      if (m.value.IsObject()) {
+      if (command_list(name, m.value)) {
+        const std::string at = path + "." + std::string(name);
+        if (std::find(commands.begin(), commands.end(), at) == commands.end()) commands.push_back(at);
+      } else if (m.value.IsObject()) {
         walk(m.value, path + "." + std::string(name), depth + 1);
       } else if (m.value.IsArray()) {
         const std::string at = path + "." + array_segment(name, m.value);
@@ -97,6 +115,12 @@ std::string part_name(const std::vector<std::string>& segments, bool whole) {
 
 }  // namespace
 
+std::string_view command_program(std::string_view path) {
+  const auto dot = path.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? path : path.substr(dot + 1);
+  return std::find(kProgramNames.begin(), kProgramNames.end(), last) != kProgramNames.end() ? last : std::string_view();
+}
+
 std::optional<WorkloadKind> discover_kind(const Value& object, const std::string& group, const std::string& kind) {
   const Value* spec = JsonReader::member(&object, "spec");
   if (spec == nullptr) return std::nullopt;
@@ -115,15 +139,18 @@ std::optional<WorkloadKind> discover_kind(const Value& object, const std::string
     const std::string part = part_name(segments, false);
     row.templates.push_back({path, part_name(segments, uses[part] > 1), {}});
   }
+  row.entrypoints = std::move(finder.commands);
   return row;
 }
 
 std::string discovery_note(const WorkloadKind& row) {
   std::string paths;
   for (const auto& t : row.templates) paths += (paths.empty() ? "" : ", ") + t.path;
+  std::string commands;
+  for (const auto& c : row.entrypoints) commands += (commands.empty() ? "" : ", ") + c;
   return "kind " + row.kind + (row.group.empty() ? "" : " (" + row.group + ")") +
          " has no row in the workload table: judged like a Job at the pod templates found at " + paths +
-         " (policy judgeUnlistedKinds)";
+         (commands.empty() ? "" : ", running the command at " + commands) + " (policy judgeUnlistedKinds)";
 }
 
 }  // namespace kubegap

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "policies/policy.h"
 
@@ -29,9 +30,16 @@ constexpr std::size_t kMaxDiscoveryVisits = 10000;
 
 // discover_kind: a row (workload class auto) whose templates are the pod templates found
 // under the object's `spec`: objects whose `spec.containers` is a list of objects. None
-// when there are none: the object is then not a workload (a ConfigMap, a Service).
+// when there are none: the object is then not a workload (a ConfigMap, a Service). Its
+// entrypoints are the lists of strings outside those templates named like a command
+// (`spec.worker.cmd`, `spec.config.run.python`): what the job runs when its containers
+// run their image's entrypoint.
 std::optional<WorkloadKind> discover_kind(const rapidjson::Value& object, const std::string& group,
                                           const std::string& kind);
+
+// command_program: the program a command list's name says runs it ("python" for
+// `spec.config.run.python`), or empty (`spec.worker.cmd` names its program first).
+std::string_view command_program(std::string_view path);
 
 // discovery_note: what a report says of such an object, naming where its pods came from.
 std::string discovery_note(const WorkloadKind& row);

@@ -111,6 +111,20 @@ TEST(DiscoverKind, LooksAtNoMoreValuesThanItsBound) {
   EXPECT_TRUE(discover_kind(parse(few), "x.io", "X").has_value());
 }
 
+// Lists of strings outside the pod templates named like a command, or like the program
+// that runs it, are the job's entrypoints; other lists, and those inside a template, are not.
+TEST(DiscoverKind, CommandListsOutsideThePodTemplatesAreItsEntrypoints) {
+  const auto doc = parse(std::string(R"({"spec": {"config": {"run": {"python": ["train.py", "--lr", "1e-4"]}},
+      "worker": {"cmd": ["python", "loop.py"], "hosts": ["a", "b"], "command": [], "args": [1, 2],
+                 "template": )") +
+                         R"({"spec": {"containers": [{"name": "c", "command": ["python", "in.py"]}]}}}}})");
+  const auto row = discover_kind(doc, "batch.tensorstack.dev", "DeepSpeedJob");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->entrypoints, (std::vector<std::string>{"spec.config.run.python", "spec.worker.cmd"}));
+  EXPECT_EQ(kubegap::command_program("spec.config.run.python"), "python");
+  EXPECT_EQ(kubegap::command_program("spec.worker.cmd"), "");
+}
+
 // ---------------------------------------------------------------------------------------
 // Through `check`.
 
@@ -154,6 +168,51 @@ TEST(CheckUnlistedKind, ATrainingRunInAKindWithNoRowIsJudgedAndSaysHow) {
   ASSERT_NE(note, nullptr);
   EXPECT_NE(note->reason.find("judged like a Job at the pod templates found at spec.template"), std::string::npos)
       << note->reason;
+}
+
+// TensorStack's jobs give the command outside the pod template; the worker containers run
+// their image's entrypoint. The command is what the job trains with and where it saves.
+TEST(CheckUnlistedKind, TheCommandAKindGivesOutsideItsTemplatesIsWhatItsPartsRun) {
+  constexpr const char* kDeepSpeedJob = R"(apiVersion: batch.tensorstack.dev/v1beta1
+kind: DeepSpeedJob
+metadata:
+  name: neox
+spec:
+  config:
+    run:
+      python: [train.py, configs/410M.yml, --checkpoint_dir, /tmp/neox-ckpt]
+  worker:
+    replicas: 1
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: deepspeed-neox
+          resources:
+            limits: {nvidia.com/gpu: 8}
+          volumeMounts:
+          - {name: data, mountPath: /data, readOnly: true}
+        volumes:
+        - {name: data, persistentVolumeClaim: {claimName: neox-data}}
+)";
+  const auto report = kubegap::check_text(kDeepSpeedJob, "neox.yaml", kubegap::default_policy());
+  ASSERT_EQ(report.objects.size(), 1u);
+  const auto* checkpoint = finding_of(report.objects[0], "checkpoint-volume");
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_EQ(checkpoint->outcome, kubegap::Outcome::kFinding);
+  EXPECT_NE(checkpoint->message.find("checkpoints at /tmp/neox-ckpt (--checkpoint_dir)"), std::string::npos)
+      << checkpoint->message;
+  const auto* note = finding_of(report.objects[0], "input");
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->reason.find("running the command at spec.config.run.python"), std::string::npos) << note->reason;
+  // Without that list, nothing says the worker trains.
+  std::string bare = kDeepSpeedJob;
+  bare.erase(bare.find("  config:"), bare.find("  worker:") - bare.find("  config:"));
+  const auto quiet = kubegap::check_text(bare, "bare.yaml", kubegap::default_policy());
+  ASSERT_EQ(quiet.objects.size(), 1u);
+  const auto* unjudged = finding_of(quiet.objects[0], "checkpoint-volume");
+  ASSERT_NE(unjudged, nullptr);
+  EXPECT_EQ(unjudged->outcome, kubegap::Outcome::kNotEvaluated);
 }
 
 TEST(CheckUnlistedKind, AKindWithNoRowAndNoSignOfTrainingIsNotJudged) {

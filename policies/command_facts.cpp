@@ -212,7 +212,6 @@ bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std
     if (base.starts_with("python") && at + 2 < words.size() && words[at + 1] == "-m") {
       facts.programs.push_back(words[at + 2]);
       facts.subcommands.push_back(at + 3 < words.size() ? words[at + 3] : std::string());
-      facts.task_verbs.push_back(at + 4 < words.size() ? words[at + 4] : std::string());
       return true;
     }
     break;
@@ -220,7 +219,6 @@ bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std
   at = std::min(at, words.size() - 1);
   facts.programs.push_back(basename(words[at]));
   facts.subcommands.push_back(at + 1 < words.size() ? words[at + 1] : std::string());
-  facts.task_verbs.push_back(at + 2 < words.size() ? words[at + 2] : std::string());
   return true;
 }
 
@@ -295,7 +293,6 @@ std::string normalized_flag(std::string_view word) {
 void append_facts(CommandFacts& into, const CommandFacts& more) {
   into.programs.insert(into.programs.end(), more.programs.begin(), more.programs.end());
   into.subcommands.insert(into.subcommands.end(), more.subcommands.begin(), more.subcommands.end());
-  into.task_verbs.insert(into.task_verbs.end(), more.task_verbs.begin(), more.task_verbs.end());
   // The same bound on words as one command line has.
   const std::size_t room = into.words.size() < kMaxWords ? kMaxWords - into.words.size() : 0;
   into.words.insert(into.words.end(), more.words.begin(),

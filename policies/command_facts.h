@@ -19,7 +19,6 @@ struct CommandFacts {
   bool has_command = false;              // command or args given (else: the image's entrypoint)
   std::vector<std::string> programs;     // basename of the first word of each simple command
   std::vector<std::string> subcommands;  // the word after each program ("start" of `ray start`), or ""
-  std::vector<std::string> task_verbs;   // the word after each subcommand ("train" of `yolo detect train`), or ""
   std::vector<std::string> words;        // every word, in order
   // How python runs code written in the manifest instead of a program file: "-c"
   // (`python -c CODE`) or "heredoc" (`python - <<EOF`, `python <<EOF`); empty otherwise.

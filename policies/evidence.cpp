@@ -105,11 +105,20 @@ std::optional<std::string> training_verb(const CommandFacts& facts, const Policy
     if (program.starts_with("python") || reader(program)) continue;  // python's subcommand is the script
     const std::string_view verb = verb_of(facts, i);
     if (!verb.empty() && is_verb(verb)) return program + " " + std::string(verb);
-    // A task word first: `yolo detect train` (Ultralytics docs, CLI), `darknet detector
-    // train` (the darknet README). The task word is plain, like a verb.
-    if (!verb.empty() && is_verb(facts.task_verbs[i]) &&
-        std::find(kNoTaskWords.begin(), kNoTaskWords.end(), verb) == kNoTaskWords.end()) {
-      return program + " " + std::string(verb) + " " + facts.task_verbs[i];
+  }
+  // A task word first: `yolo detect train` (Ultralytics docs, CLI), `darknet detector
+  // train` (the darknet README). Looked for only where a verb stands, so a long script
+  // costs a pass over its words.
+  for (std::size_t k = 2; k < facts.words.size(); ++k) {
+    if (!is_verb(facts.words[k])) continue;
+    const std::string_view task = facts.words[k - 1];
+    const std::string_view program = basename_view(facts.words[k - 2]);
+    if (std::find(kNoTaskWords.begin(), kNoTaskWords.end(), task) != kNoTaskWords.end()) continue;
+    for (std::size_t i = 0; i < facts.programs.size(); ++i) {
+      if (facts.programs[i] == program && facts.subcommands[i] == task && !program.starts_with("python") &&
+          !reader(program) && !verb_of(facts, i).empty()) {
+        return std::string(program) + " " + std::string(task) + " " + facts.words[k];
+      }
     }
   }
   // After a python script only LightningCLI's `fit` (`python main.py fit --config c.yaml`):

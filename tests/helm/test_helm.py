@@ -161,6 +161,7 @@ class Chart(unittest.TestCase):
     def test_schema_refuses_a_typo_and_a_wrong_type(self):
         for flag, says in (("--set=serve.thread=2", "thread"), ("--set=serve.threads=many", "threads"),
                            ("--set=networkPolicy.webhookSources={10.0.0.1}", "webhookSources"),
+                           ("--set=networkPolicy.webhookPeers[0].ipBlock.cidr=10.0.0.0/8", "webhookPeers"),
                            ("--set=certificates.mode=vault", "mode")):
             r = helm("template", "kg", CHART, "-n", NS, flag, check=False)
             self.assertNotEqual(r.returncode, 0, flag)
@@ -182,7 +183,13 @@ class Chart(unittest.TestCase):
         # by default from every source.
         ingress = full[("NetworkPolicy", "kubegap")]["spec"]["ingress"]
         webhook_port = [r for r in ingress if r["ports"][0]["port"] == "https"][0]
-        self.assertEqual([f["ipBlock"]["cidr"] for f in webhook_port["from"]], ["10.0.0.10/32", "fd00::10/128"])
+        self.assertEqual([f["ipBlock"]["cidr"] for f in webhook_port["from"] if "ipBlock" in f],
+                         ["10.0.0.10/32", "fd00::10/128"])
+        # networkPolicy.webhookPeers: the Konnectivity agents the API server's calls come
+        # through (AKS's label), beside the addresses.
+        self.assertEqual([f for f in webhook_port["from"] if "ipBlock" not in f],
+                         [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                           "podSelector": {"matchLabels": {"app": "konnectivity-agent"}}}])
         plain = objects(helm("template", "kg", CHART, "-n", NS).stdout)
         plain_port = [r for r in plain[("NetworkPolicy", "kubegap-webhook")]["spec"]["ingress"]
                       if r["ports"][0]["port"] == "https"][0]

@@ -124,8 +124,15 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
   }
   if (row_class == WorkloadClass::kTraining) return {true, row_class, "kind " + kind + via + " is training"};
   // A wrapper may let its parts speak without an accelerator (a Katib trial on CPU): with
-  // training evidence they are training; without, they stay unjudged like any CPU part.
-  if (!accelerator && (!pod.without_accelerator || evidence.training.empty())) {
+  // training evidence they are training. A Job or bare Pod on CPU that visibly trains
+  // (torchrun, a training script) loses its checkpoints like a GPU one (judgeCpuTraining),
+  // unless its object trains on accelerators elsewhere; a checkpoint-looking path alone
+  // does not say it trains. Otherwise a CPU part stays unjudged.
+  if (!accelerator && !(pod.without_accelerator && !evidence.training.empty())) {
+    if (policy.judge_cpu_training && row_class == WorkloadClass::kAuto && !evidence.accelerator_elsewhere &&
+        strong_training_evidence(evidence.training)) {
+      return {true, WorkloadClass::kTraining, evidence.training + " (no accelerator: policy judgeCpuTraining)"};
+    }
     return {false, row_class, "no accelerator and no training label"};
   }
   if (row_class == WorkloadClass::kAuto) {

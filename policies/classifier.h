@@ -53,6 +53,9 @@ struct PartEvidence {
   std::string serving;  // the inference server a container starts (servingPrograms)
   // Why its commands only read checkpoints (eval.py, run_infer.sh: nonTraining hints).
   std::string reader = {};
+  // Another part of the object requests an accelerator: that is where it trains, and a
+  // CPU part beside it (a RayJob's head, a driver) is not judged on its own evidence.
+  bool accelerator_elsewhere = false;
 };
 
 // classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod

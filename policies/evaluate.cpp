@@ -443,6 +443,10 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     }
     return {};
   };
+  // Asked twice per part rather than kept: a list would cost every review an allocation.
+  const auto accelerator_parts = std::count_if(parts.begin(), parts.end(), [&](const PodSpecView& p) {
+    return requests_accelerator(p, policy, object.namespace_name, claims);
+  });
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PodSpecView& pod = parts[i];
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
@@ -462,7 +466,8 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
       own.save_path = job.save_path;
     }
     const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
-                                            {own.training, own.diagnostic, idle_cluster, own.serving, own.reader});
+                                            {own.training, own.diagnostic, idle_cluster, own.serving, own.reader,
+                                             accelerator_parts > (accelerator ? 1 : 0)});
     std::string why = pod_class.why;
     if (non_writer) why += "; " + non_writer_why;
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, std::move(why)});

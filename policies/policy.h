@@ -246,6 +246,8 @@ struct Policy {
   // under its spec (webhook/core/template_discovery.h), unless the kind was dropped from
   // the table (enabled: false): that is recorded in dropped_kinds as {group, kind}.
   bool judge_unlisted_kinds = true;
+  // A CPU pod of class auto with strong training evidence is training (classify_pod).
+  bool judge_cpu_training = true;
   std::vector<std::pair<std::string, std::string>> dropped_kinds;
   // The checks that apply to each class (a check must also be enabled).
   std::map<WorkloadClass, std::vector<std::string>> checks_by_class;

@@ -432,8 +432,13 @@ dra_template gpu.nvidia.com >"$tmp/dra-gpu.yaml"
 dra_template nic.example.com >"$tmp/dra-nic.yaml"
 expect 0 "checkpoints at /checkpoints" "DRA: a claim template of a GPU device class makes the pod an accelerator pod" -- \
   "$tmp/dra-pod.yaml" "$tmp/dra-gpu.yaml"
-expect 0 "dra-train .*\n? *no findings|1 object\(s\) checked, 0 finding" "DRA: a claim template of another device class does not" -- \
-  "$tmp/dra-pod.yaml" "$tmp/dra-nic.yaml"
+# Of another device class, the pod is on CPU: judged only because it runs torchrun
+# (policy judgeCpuTraining), and not at all with that policy off.
+expect 0 "torchrun \(no accelerator: policy judgeCpuTraining\)" "DRA: a claim template of another device class does not" -- \
+  --explain "$tmp/dra-pod.yaml" "$tmp/dra-nic.yaml"
+printf 'judgeCpuTraining: false\n' >"$tmp/gpu-only-policy.yaml"
+expect 0 "dra-train .*\n? *no findings|1 object\(s\) checked, 0 finding" "DRA: ... and with judgeCpuTraining off, it is not judged" -- \
+  --policy "$tmp/gpu-only-policy.yaml" "$tmp/dra-pod.yaml" "$tmp/dra-nic.yaml"
 expect 0 "checkpoints at /checkpoints" "DRA: an unresolved claim counts as an accelerator" -- "$tmp/dra-pod.yaml"
 
 # --explain: the class of each part and the rule that decided it.

@@ -98,13 +98,15 @@ const std::vector<ClassRow> kClassRows = {
     {"ProductNamedNvidiaGpuIsAccelerator", requesting("nvidia.com/a100"), true, true},
     {"ProductNamedRtxGpuIsAccelerator", requesting("nvidia.com/rtxa6000"), true, true},
     {"UpperCaseProductNameIsAccelerator", requesting("nvidia.com/H100"), true, true},
-    {"NvidiaNicIsNoAccelerator", requesting("nvidia.com/hostdev"), false, false},
+    // A pod that requests no accelerator but runs torchrun is judged (policy
+    // judgeCpuTraining), without gpu-health-tolerations.
+    {"NvidiaNicIsNoAccelerator", requesting("nvidia.com/hostdev"), true, false},
     // Huawei Ascend NPUs, whole and as virtual slices.
     {"AscendNpuIsAccelerator", requesting("huawei.com/Ascend910"), true, true},
     {"AscendVirtualNpuIsAccelerator", requesting("huawei.com/Ascend310P-2c"), true, true},
-    {"OtherHuaweiResourceIsNoAccelerator", requesting("huawei.com/kltDev"), false, false},
-    {"ExactNameIsNotAPrefix", requesting("nvidia.com/gpu-shared"), false, false},
-    {"WildcardNeedsItsPrefix", requesting("nvidia.com/mag-1g"), false, false},
+    {"OtherHuaweiResourceIsNoAccelerator", requesting("huawei.com/kltDev"), true, false},
+    {"ExactNameIsNotAPrefix", requesting("nvidia.com/gpu-shared"), true, false},
+    {"WildcardNeedsItsPrefix", requesting("nvidia.com/mag-1g"), true, false},
     {"GpuInInitContainerOnlyIsAccelerator",
      [] {
        PodSpecView pod = cpu_pod();
@@ -186,8 +188,11 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   const Finding* none = find_finding(evaluates.findings, kCheckpointVolume);
   EXPECT_TRUE(none == nullptr || none->outcome != Outcome::kFinding);
 
+  // Without the wrapper's say, a script named for training still makes a CPU Job training
+  // (judgeCpuTraining), and with that policy off it is not judged.
   const auto unwrapped = trial({"python", "train.py", "--lr", "0.01"}, false);
-  EXPECT_FALSE(unwrapped.parts[0].evaluated) << unwrapped.parts[0].why;
+  EXPECT_TRUE(unwrapped.parts[0].evaluated) << unwrapped.parts[0].why;
+  EXPECT_NE(unwrapped.parts[0].why.find("judgeCpuTraining"), std::string::npos) << unwrapped.parts[0].why;
 }
 
 // A script kept in a ConfigMap and run from its volume is read like the command (where it

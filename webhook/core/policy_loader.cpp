@@ -119,6 +119,8 @@ class PolicyParser {
         policy.short_run_max_steps = positive_integer(value, key, "steps");
       } else if (key == "judgeUnlistedKinds") {
         policy.judge_unlisted_kinds = boolean(value, key);
+      } else if (key == "judgeCpuTraining") {
+        policy.judge_cpu_training = boolean(value, key);
       } else {
         fail(entry.first, key,
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
@@ -129,7 +131,7 @@ class PolicyParser {
              "benchmarkFlags, "
              "shortRunFlags, "
              "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, objectStorageSchemes, "
-             "workloadKinds, judgeUnlistedKinds)");
+             "workloadKinds, judgeUnlistedKinds, judgeCpuTraining)");
       }
     }
     return policy;

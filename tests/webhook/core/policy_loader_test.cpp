@@ -29,13 +29,14 @@ using kubegap::Policy;
 
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
-static_assert(sizeof(Policy) == 22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                                    sizeof(kubegap::SavePlaceNames) + 4 * sizeof(std::int64_t) +
-                                    sizeof(std::vector<kubegap::WorkloadKind>) +
-                                    sizeof(std::int64_t) /* judge_unlisted_kinds, a bool padded */ +
-                                    sizeof(std::vector<std::pair<std::string, std::string>>) +
-                                    sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
-                                    sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
+static_assert(sizeof(Policy) ==
+                  22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+                      sizeof(kubegap::SavePlaceNames) + 4 * sizeof(std::int64_t) +
+                      sizeof(std::vector<kubegap::WorkloadKind>) +
+                      sizeof(std::int64_t) /* judge_unlisted_kinds and judge_cpu_training, bools padded */ +
+                      sizeof(std::vector<std::pair<std::string, std::string>>) +
+                      sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +
+                      sizeof(std::map<std::string, kubegap::CheckAction, std::less<>>),
               "Policy changed: update expect_same_policy and policies/default-policy.yaml");
 
 void expect_same_policy(const Policy& actual, const Policy& expected) {
@@ -70,6 +71,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.excluded_namespaces, expected.excluded_namespaces);
   EXPECT_EQ(actual.checkpoint_path_hints, expected.checkpoint_path_hints);
   EXPECT_EQ(actual.judge_unlisted_kinds, expected.judge_unlisted_kinds);
+  EXPECT_EQ(actual.judge_cpu_training, expected.judge_cpu_training);
   EXPECT_EQ(actual.dropped_kinds, expected.dropped_kinds);
   ASSERT_EQ(actual.workload_kinds.size(), expected.workload_kinds.size());
   for (std::size_t i = 0; i < expected.workload_kinds.size(); ++i) {
@@ -123,7 +125,8 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "excludedNamespaces",
                                          "checkpointPathHints",
                                          "workloadKinds",
-                                         "judgeUnlistedKinds"}));
+                                         "judgeUnlistedKinds",
+                                         "judgeCpuTraining"}));
   EXPECT_EQ(root["apiVersion"].Scalar(), "kubegap.io/v1alpha1");
   EXPECT_EQ(root["kind"].Scalar(), "Policy");
 }

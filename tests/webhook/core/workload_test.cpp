@@ -276,6 +276,9 @@ Answer answer(const Harness& harness, const std::string& body) {
   return out;
 }
 
+// The accelerator-or-label gate alone: CPU pods that visibly train are not judged either.
+Policy gpu_only_policy() { return parse_policy("judgeCpuTraining: false\n", "gpu-only.yaml"); }
+
 Answer run(const std::string& fixture, const ReviewOptions& options = {}, const Harness& harness = Harness()) {
   return answer(harness, review_for(workload(fixture), options));
 }
@@ -870,11 +873,13 @@ TEST(WorkloadKinds, TrainingKindWithoutGpusStillGetsCheckpointVolume) {
 }
 
 TEST(WorkloadKinds, NonTrainingKindWithoutGpusIsSilentWhereATrainingKindIsNot) {
-  // The same CPU Job shape: a batch/v1 Job is judged by its template (no GPU: nothing),
-  // a Volcano Job (also kind "Job", group batch.volcano.sh) is a training kind.
+  // The same CPU Job shape: a batch/v1 Job is judged by its template (no GPU and a
+  // command that does not train: nothing), a Volcano Job (also kind "Job", group
+  // batch.volcano.sh) is a training kind.
   rapidjson::Document job = workload("job");
-  auto& limits = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
-  limits.RemoveMember("nvidia.com/gpu");
+  auto& container = job["spec"]["template"]["spec"]["containers"][0];
+  container["resources"]["limits"].RemoveMember("nvidia.com/gpu");
+  container.RemoveMember("command");
   const Answer plain = answer(Harness(), review_for(job));
   EXPECT_TRUE(plain.warnings.empty()) << listing(plain.warnings);
   EXPECT_TRUE(plain.annotations.empty());
@@ -884,6 +889,24 @@ TEST(WorkloadKinds, NonTrainingKindWithoutGpusIsSilentWhereATrainingKindIsNot) {
   const Answer training = answer(Harness(), review_for(volcano));
   EXPECT_EQ(training.result.found, (std::vector<std::string>{kCheckpoint, kZone}));
   EXPECT_FALSE(training.warnings_of(kCheckpoint).empty());
+}
+
+// A CPU Job that runs torchrun loses its checkpoints on an emptyDir like a GPU one: it is
+// judged as training (policy judgeCpuTraining) without the GPU health check; with the
+// policy off it is not, nor beside a part that requests a GPU (the rayjob fixture's CPU
+// head in WorkloadGaps).
+TEST(WorkloadKinds, ACpuJobThatVisiblyTrainsIsJudgedUnlessThePolicySaysNot) {
+  rapidjson::Document job = workload("job");
+  job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"].RemoveMember("nvidia.com/gpu");
+  const Answer cpu = answer(Harness(), review_for(job));
+  EXPECT_FALSE(cpu.warnings_of(kCheckpoint).empty()) << listing(cpu.warnings);
+  EXPECT_TRUE(cpu.warnings_of(kGpu).empty()) << listing(cpu.warnings);
+  EXPECT_NE(cpu.classes.find("launcher torchrun (no accelerator: policy judgeCpuTraining)"), std::string::npos)
+      << cpu.classes;
+
+  const Answer silent = answer(Harness(gpu_only_policy()), review_for(job));
+  EXPECT_TRUE(silent.warnings.empty()) << listing(silent.warnings);
+  EXPECT_TRUE(silent.annotations.empty());
 }
 
 TEST(WorkloadKinds, StatefulSetVolumeClaimTemplatesAreDurableVolumesOfItsPods) {
@@ -1524,9 +1547,13 @@ TEST(WorkloadOwnedPods, CpuPodOfATrainingJobIsATrainingPodByItsFrameworkLabel) {
   const Answer unlabelled = answer(Harness(), review_for(pod));
   EXPECT_TRUE(unlabelled.annotations.contains(kCheckpoint)) << "owner PyTorchJob: training";
 
+  // Without labels or owner, a CPU pod is a training pod only by what its command runs
+  // (policy judgeCpuTraining); with that off, it is not judged.
   pod["metadata"].RemoveMember("ownerReferences");
   const Answer orphan = answer(Harness(), review_for(pod));
-  EXPECT_TRUE(orphan.annotations.empty()) << "a CPU pod without framework labels or owner is not a training pod";
+  EXPECT_NE(orphan.classes.find("judgeCpuTraining"), std::string::npos) << orphan.classes;
+  const Answer gpu_only = answer(Harness(gpu_only_policy()), review_for(pod));
+  EXPECT_TRUE(gpu_only.annotations.empty()) << "a CPU pod without framework labels or owner is not a training pod";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1620,10 +1647,11 @@ TEST(WorkloadClasses, DraClaimOfAnAcceleratorDeviceClassMakesAnAcceleratorPod) {
       run("dra-pod", {},
           Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"gpu.nvidia.com"}}})));
   EXPECT_EQ(gpu.warnings_of(kGpu).size(), 1u) << listing(gpu.warnings);
-  // Resolved to a device class that is not an accelerator (a NIC): not a training pod.
+  // Resolved to a device class that is not an accelerator (a NIC): not a training pod
+  // (the pod's torchrun would make it one on CPU: that policy is off here).
   const Answer nic =
       run("dra-pod", {},
-          Harness(default_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"nic.example.com"}}})));
+          Harness(gpu_only_policy(), claims_snapshot({{kNamespace, "single-gpu", true, {"nic.example.com"}}})));
   EXPECT_TRUE(nic.warnings.empty()) << listing(nic.warnings);
 }
 
@@ -1631,10 +1659,11 @@ TEST(WorkloadClasses, FractionalGpuAnnotationMakesAnAcceleratorPod) {
   rapidjson::Document pod = workload("dra-pod");
   pod["spec"].RemoveMember("resourceClaims");
   pod["spec"]["containers"][0].RemoveMember("resources");
-  EXPECT_TRUE(answer(Harness(), review_for(pod)).warnings.empty()) << "no accelerator, no label: not evaluated";
+  EXPECT_TRUE(answer(Harness(gpu_only_policy()), review_for(pod)).warnings.empty())
+      << "no accelerator, no label: not evaluated";
   auto& alloc = pod.GetAllocator();
   pod["metadata"].AddMember("annotations", json_value(R"({"gpu-fraction": "0.5"})", alloc), alloc);
-  const Answer a = answer(Harness(), review_for(pod));
+  const Answer a = answer(Harness(gpu_only_policy()), review_for(pod));
   EXPECT_EQ(a.warnings_of(kGpu).size(), 1u) << listing(a.warnings);
 }
 

@@ -323,13 +323,19 @@ std::string mount_evidence(const PodSpecView& pod, const Policy& policy) {
 }
 
 // job_evidence: the coordinators' commands and the object's entrypoints: what the
-// whole job runs, for parts that do not say themselves (MPI workers running sshd).
+// whole job runs, for parts that do not say themselves (MPI workers running sshd). A kind
+// with no row names no coordinators: there a part that runs a training launcher
+// (horovodrun, mpirun ... torchrun) speaks for the parts that run only their image's
+// entrypoint or sshd (et-operator's launcher and workers).
 EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* known, const Policy& policy,
                            ConfigReadBudget& budget) {
   EvidenceFacts out;
+  const bool launchers_speak = object.unlisted_kind && std::none_of(object.pods.begin(), object.pods.end(),
+                                                                    [](const PodSpecView& p) { return p.coordinator; });
   for (const auto& pod : object.pods) {
-    if (!pod.coordinator) continue;
+    if (!pod.coordinator && !launchers_speak) continue;
     const EvidenceFacts e = pod_evidence(pod, object.namespace_name, known, policy, budget);
+    if (!pod.coordinator && !e.training.starts_with("launcher ")) continue;
     if (out.training.empty()) out.training = e.training;
     if (out.diagnostic.empty()) out.diagnostic = e.diagnostic;
     if (out.destination.empty()) out.destination = e.destination;

@@ -860,6 +860,42 @@ TEST(Evaluate, AClusterWithNoWorkloadOfItsOwnNeedsEvidence) {
             WorkloadClass::kTraining);
 }
 
+// A kind with no row names no coordinators: a part that runs a training launcher
+// (et-operator's launcher: horovodrun over the workers) speaks for the parts that only run
+// their image's entrypoint. The CPU launcher beside GPU workers is not judged itself. A
+// kind with a row keeps its own roles: there the launcher does not speak for the others.
+TEST(Evaluate, InAKindWithNoRowALauncherSpeaksForThePartsThatSayNothing) {
+  const auto object = [](bool unlisted) {
+    WorkloadView job;
+    job.api_group = "kai.alibabacloud.com";
+    job.kind = "TrainingJob";
+    job.namespace_name = "ml";
+    job.name = "elastic";
+    job.unlisted_kind = unlisted;
+    PodSpecView launcher = cpu_pod();
+    launcher.part = "launcher";
+    launcher.containers.front().command = {"sh", "-c", "horovodrun -np 4 python resnet.py --epochs 60"};
+    PodSpecView worker = gpu_pod();
+    worker.part = "worker";
+    worker.containers.front().command.clear();  // the image's entrypoint
+    worker.containers.front().args.clear();
+    job.pods = {launcher, worker};
+    return evaluate_object_view(job, nullptr, default_policy());
+  };
+  const Evaluation unlisted = object(true);
+  ASSERT_EQ(unlisted.parts.size(), 2u);
+  EXPECT_FALSE(unlisted.parts[0].evaluated) << unlisted.parts[0].why;
+  EXPECT_EQ(unlisted.parts[1].workload_class, WorkloadClass::kTraining) << unlisted.parts[1].why;
+  EXPECT_EQ(unlisted.parts[1].why, "launcher horovodrun");
+  ASSERT_NE(checkpoint_of(unlisted.findings), nullptr);
+  EXPECT_EQ(checkpoint_of(unlisted.findings)->outcome, Outcome::kFinding);
+
+  const Evaluation listed = object(false);
+  EXPECT_EQ(listed.parts[1].workload_class, WorkloadClass::kAuto) << listed.parts[1].why;
+  ASSERT_NE(checkpoint_of(listed.findings), nullptr);
+  EXPECT_EQ(checkpoint_of(listed.findings)->outcome, Outcome::kNotEvaluated);
+}
+
 }  // namespace
 }  // namespace kgtest
 

@@ -419,6 +419,7 @@ TEST(Evidence, TrainingVerbsOfCommandLinePrograms) {
             "subcommand darknet detector train");
   EXPECT_EQ(why({"sh", "-c", "git checkout train && ls"}), "(none)");
   EXPECT_EQ(why({"python", "split.py", "data", "train"}), "(none)");
+  EXPECT_EQ(why({"python3", "tools/split", "train"}), "(none)");  // python's operand is a script
   EXPECT_EQ(why({"yolo", "detect", "predict", "model=best.pt"}), "(none)");
   EXPECT_TRUE(strong_training_evidence("subcommand yolo train"));
 }

@@ -78,20 +78,21 @@ struct TrainerMount {
   const Volume* volume;
 };
 
-std::vector<TrainerMount> trainer_mounts(const PodSpecView& pod, const VolumeIndex& volumes, const Policy& policy) {
-  std::vector<const Container*> trainers;
-  for (const auto& c : pod.containers) {
-    if (container_requests_accelerator(c, policy)) trainers.push_back(&c);
-  }
-  if (trainers.empty()) {
-    for (const auto& c : pod.containers) trainers.push_back(&c);
-  }
+// trainer_mounts: the mounts of the containers that train (those requesting an
+// accelerator; all main containers when none does), writable ones or read-only ones.
+std::vector<TrainerMount> trainer_mounts(const PodSpecView& pod, const VolumeIndex& volumes, const Policy& policy,
+                                         bool writable = true) {
+  const bool any_accelerator = std::any_of(pod.containers.begin(), pod.containers.end(), [&](const Container& c) {
+    return container_requests_accelerator(c, policy);
+  });
   std::vector<TrainerMount> out;
-  for (const Container* c : trainers) {
-    for (const auto& mount : c->volume_mounts) {
+  for (const auto& c : pod.containers) {
+    if (any_accelerator && !container_requests_accelerator(c, policy)) continue;
+    for (const auto& mount : c.volume_mounts) {
       const Volume* volume = volumes.find(mount.name);
-      if (mount.read_only || (volume != nullptr && volume->read_only)) continue;
-      out.push_back({c, &mount, volume});
+      const bool read_only = mount.read_only || (volume != nullptr && volume->read_only);
+      if (read_only == writable) continue;
+      out.push_back({&c, &mount, volume});
     }
   }
   return out;
@@ -125,7 +126,7 @@ bool covers(std::string_view mount_path, std::string_view path) {
   return path.size() == mount_path.size() || mount_path == "/" || path[mount_path.size()] == '/';
 }
 
-// holder_of: the writable trainer mount deepest above `path`, or nullptr.
+// holder_of: the trainer mount among `mounts` deepest above `path`, or nullptr.
 const TrainerMount* holder_of(const std::vector<TrainerMount>& mounts, std::string_view path) {
   const TrainerMount* holder = nullptr;
   for (const auto& m : mounts) {
@@ -137,11 +138,21 @@ const TrainerMount* holder_of(const std::vector<TrainerMount>& mounts, std::stri
   return holder;
 }
 
-// judge_save_path: the mount that holds the save path decides; none means the container's
-// own filesystem. nullopt: it is durable.
-std::optional<Gap> judge_save_path(const TrainerMount* holder, const CheckContext& ctx) {
+// judge_save_path: the mount that holds the save path decides (the deeper of the writable
+// `holder` and the read-only `read_only` one); none means the container's own filesystem.
+// nullopt: it is durable.
+std::optional<Gap> judge_save_path(const TrainerMount* holder, const TrainerMount* read_only, const CheckContext& ctx) {
   const std::string path(ctx.save_path);
   const std::string said = "checkpoints at " + path + " (" + std::string(ctx.save_flag) + ")";
+  if (read_only != nullptr &&
+      (holder == nullptr || read_only->mount->mount_path.size() > holder->mount->mount_path.size())) {
+    const std::string where = describe_source(read_only->volume);
+    return Gap{
+        Outcome::kFinding, said + " are on read-only " + where + ": they cannot be written there",
+        "save path " + path + " of container " + read_only->container->name + " is on a read-only mount of " + where,
+        "mount " + read_only->mount->mount_path +
+            " writable (without readOnly), or save to a writable PersistentVolumeClaim"};
+  }
   if (holder == nullptr) {
     return Gap{Outcome::kFinding,
                said + " are in the container's own filesystem: a replacement pod starts with none of them",
@@ -215,8 +226,10 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   // a step before an upload the command does not show).
   if (!ctx.save_path.empty()) {
     const TrainerMount* holder = holder_of(mounts, ctx.save_path);
+    const std::vector<TrainerMount> read_only = trainer_mounts(pod, volumes, ctx.policy, false);
+    const TrainerMount* read_only_holder = holder_of(read_only, ctx.save_path);
     if (holder != nullptr || ctx.save_flag != kSavePlaceArgument) {
-      if (auto gap = judge_save_path(holder, ctx)) return *gap;
+      if (auto gap = judge_save_path(holder, read_only_holder, ctx)) return *gap;
       return std::nullopt;
     }
   }

@@ -352,9 +352,9 @@ void set_default_hints(Policy& p) {  // data table
                             "total_epochs",
                             "total_training_steps",
                             "num_train_steps"};
-  p.training_hints.scripts = {"*train*.py",    "*train*.sh",    "*.train",        "*finetune*.py",
-                              "*finetune*.sh", "*.finetune",    "*fine_tune*.py", "*fine-tune*.py",
-                              "*pretrain*.py", "*pretrain*.sh", "*.pretrain",     "*sft*.py"};
+  p.training_hints.scripts = {"*train*.py",    "*train*.sh", "*train*.bash",   "*.train",        "*finetune*.py",
+                              "*finetune*.sh", "*.finetune", "*fine_tune*.py", "*fine-tune*.py", "*pretrain*.py",
+                              "*pretrain*.sh", "*.pretrain", "*sft*.py"};
   p.training_hints.verbs = {
       "fit",     "train", "finetune", "finetune_full", "finetune_lora", "finetune_adapter", "finetune_adapter_v2",
       "pretrain"};
@@ -531,7 +531,8 @@ const Policy& default_policy() {
     p.framework_labels = {"training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "volcano.sh/job-name",
                           "trainer.kubeflow.org/trainjob-ancestor-step"};
     p.durable_csi_drivers = {"gcsfuse.csi.storage.gke.io", "s3.csi.aws.com", "efs.csi.aws.com", "file.csi.azure.com",
-                             "blob.csi.azure.com",         "nfs.csi.k8s.io", "fstab/cifs",      "juliohm/cifs"};
+                             "blob.csi.azure.com",         "nfs.csi.k8s.io", "fstab/cifs",      "juliohm/cifs",
+                             "ceph.rook.io/rook"};
     p.gpu_fault_taints = {"nvidia.com/gpu-xid-error", "nvidia.com/gpu-nvlink-error", "nvidia.com/gpu-error",
                           "nvidia.com/syslog-xid-error"};
     p.health_toleration_seconds_bound = 300;

@@ -216,6 +216,14 @@ TEST(CheckpointVolume, ReasonNamesPathAndContainer) {
   EXPECT_NE(gap->reason.find("trainer"), std::string::npos) << gap->reason;
 }
 
+// Rook's FlexVolume driver mounts CephFS or RBD: durable by default, as the CIFS drivers are.
+TEST(CheckpointVolume, RooksFlexVolumeIsDurable) {
+  Volume ceph = volume("datasets", "flexVolume", "ceph.rook.io/rook");
+  EXPECT_FALSE(run_check(check_checkpoint_volume, with_volume(gpu_pod(), ceph, "/checkpoints")));
+  ceph.driver = "example.com/scratch";
+  EXPECT_TRUE(run_check(check_checkpoint_volume, with_volume(gpu_pod(), ceph, "/checkpoints")));
+}
+
 TEST(CheckpointVolume, DurableCsiDriversComeFromPolicy) {
   const PodSpecView pod = with_volume(gpu_pod(), csi("lustre", "fsx.csi.aws.com"), "/fsx");
   EXPECT_TRUE(run_check(check_checkpoint_volume, pod)) << "not durable by default";

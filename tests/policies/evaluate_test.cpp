@@ -731,6 +731,21 @@ TEST(Evaluate, TheSavePathDecidesWhichMountCounts) {
   ASSERT_NE(on_scratch, nullptr);
   EXPECT_NE(on_scratch->message.find("emptyDir \"out\""), std::string::npos) << on_scratch->message;
 
+  // A read-only mount above the path: nothing can be written there, and the warning says
+  // so rather than "the container's own filesystem"; a writable mount deeper down decides.
+  PodSpecView read_only = with_volume(pod, pvc("runs"), "/workspace");
+  read_only.containers.front().volume_mounts.back().read_only = true;
+  const auto read_only_findings = evaluate(pod_object(read_only), nullptr, default_policy());
+  const Finding* unwritable = checkpoint_of(read_only_findings);
+  ASSERT_NE(unwritable, nullptr);
+  EXPECT_EQ(unwritable->outcome, Outcome::kFinding);
+  EXPECT_NE(unwritable->message.find("are on read-only persistentVolumeClaim \"runs\""), std::string::npos)
+      << unwritable->message;
+  EXPECT_NE(unwritable->remedy.find("mount /workspace writable"), std::string::npos) << unwritable->remedy;
+  EXPECT_EQ(checkpoint_of(evaluate(pod_object(with_volume(read_only, pvc("out"), "/workspace/output")), nullptr,
+                                   default_policy())),
+            nullptr);
+
   // A sibling path is not a parent: /workspace/out does not hold /workspace/output.
   PodSpecView sibling = with_volume(pod, pvc("runs"), "/workspace/out");
   const auto sibling_findings = evaluate(pod_object(sibling), nullptr, default_policy());

@@ -560,6 +560,27 @@ TEST(Evidence, SmokeTestsAreDiagnostics) {
   EXPECT_FALSE(diag({"python", "main.py", "--profile"}));  // a flag's word is not the program
   EXPECT_FALSE(diag({"python", "train_test.py", "--epochs", "3"}));
   EXPECT_FALSE(diag({"python", "main.py"}));
+  // A file the shell reads to set itself up is no profiler (`*profil*`).
+  EXPECT_FALSE(diag({"bash", "-c", "source ~/.bash_profile && python main.py"}));
+  EXPECT_FALSE(diag({"bash", "-c", "source /opt/conda/etc/profile.d/conda.sh && python main.py"}));
+  EXPECT_FALSE(diag({"bash", "-c", ". /etc/profile.d/modules.sh; python main.py"}));
+  EXPECT_TRUE(diag({"bash", "-c", "source env.sh && python profile_step.py"}));
+}
+
+// A shell script named for training trains, whatever its extension; "pretrained" names
+// weights a script loads, not training.
+TEST(Evidence, TrainingScriptsByName) {
+  const Policy& policy = default_policy();
+  const auto why = [&](std::vector<std::string> command) {
+    return training_evidence(command_facts(command, {}), {}, policy).value_or("(none)");
+  };
+  EXPECT_EQ(why({"bash", "/data/software/train.regr.folds.bash", "/out"}), "script train.regr.folds.bash");
+  EXPECT_EQ(why({"bash", "/data/software/train.regr.pretrained.folds.bash"}),
+            "script train.regr.pretrained.folds.bash");
+  EXPECT_EQ(why({"bash", "/data/software/eval.clf.pretrained.folds.bash", "/out"}), "(none)");
+  EXPECT_EQ(why({"python", "load_pretrained.py"}), "(none)");
+  EXPECT_EQ(why({"python", "finetune_pretrained.py"}), "script finetune_pretrained.py");
+  EXPECT_EQ(why({"python", "pretrain_gpt.py"}), "script pretrain_gpt.py");
 }
 
 // A container with no command runs its image: the image's name stands for the program,

@@ -1,6 +1,7 @@
 #include "policies/classifier.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string_view>
 
 #include "policies/evidence.h"
@@ -16,6 +17,24 @@ constexpr std::string_view kDeviceClassResourcePrefix = "deviceclass.resource.ku
 bool matches_any(const std::vector<std::string>& patterns, const std::string& text) {
   return std::any_of(patterns.begin(), patterns.end(),
                      [&](const std::string& pattern) { return wildcard_match(pattern, text); });
+}
+
+// visibly_trains_on_cpu: strong evidence, and a script counts only when its name starts
+// like a training script (the policy's `scripts` patterns without their leading `*`):
+// train_model.py, finetune.sh, retrain.py do; validate_constraints.py, prepare_train.py
+// and sync_training_data.sh, which CPU cron jobs run, do not.
+bool visibly_trains_on_cpu(std::string_view why, const Policy& policy) {
+  if (!strong_training_evidence(why)) return false;
+  constexpr std::string_view kScript = "script ";
+  if (!why.starts_with(kScript)) return true;
+  std::string name(why.substr(kScript.size()));
+  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (name.starts_with("re")) name.erase(0, 2);  // retrain.py trains again
+  return std::any_of(policy.training_hints.scripts.begin(), policy.training_hints.scripts.end(),
+                     [&](const std::string& pattern) {
+                       const bool anchored = pattern.starts_with('*') && !pattern.starts_with("*.");
+                       return wildcard_match(anchored ? pattern.substr(1) : pattern, name);
+                     });
 }
 
 bool accelerator_resource(const std::string& resource, const Policy& policy) {
@@ -129,9 +148,15 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
   // unless its object trains on accelerators elsewhere; a checkpoint-looking path alone
   // does not say it trains. Otherwise a CPU part stays unjudged.
   if (!accelerator && !(pod.without_accelerator && !evidence.training.empty())) {
-    if (policy.judge_cpu_training && row_class == WorkloadClass::kAuto && !evidence.accelerator_elsewhere &&
-        strong_training_evidence(evidence.training)) {
+    // Made by a controller (KubeRay's submitter Job, a Job's Pod): the object applied is
+    // judged, not what it makes.
+    const bool made = !object.owner.kind.empty();
+    if (policy.judge_cpu_training && row_class == WorkloadClass::kAuto && !made && !evidence.accelerator_elsewhere &&
+        !evidence.submits_elsewhere && visibly_trains_on_cpu(evidence.training, policy)) {
       return {true, WorkloadClass::kTraining, evidence.training + " (no accelerator: policy judgeCpuTraining)"};
+    }
+    if (evidence.accelerator_elsewhere && strong_training_evidence(evidence.training)) {
+      return {false, row_class, "no accelerator; the parts that request one are judged"};
     }
     return {false, row_class, "no accelerator and no training label"};
   }

@@ -56,14 +56,19 @@ struct PartEvidence {
   // Another part of the object requests an accelerator: that is where it trains, and a
   // CPU part beside it (a RayJob's head, a driver) is not judged on its own evidence.
   bool accelerator_elsewhere = false;
+  // It submits its program to a cluster elsewhere (`ray job submit -- python train.py`):
+  // the training runs there, not in this pod.
+  bool submits_elsewhere = false;
 };
 
 // classify_pod: a pod labelled as training (kubegap.io/training-job: "true" on the pod
 // template or the object, or a framework label) is training. Otherwise it takes the
 // class of its row; it is evaluated when the row is a training kind or the pod requests
-// an accelerator (a CPU web server in a Deployment is nobody's training job). A part
-// whose commands only run diagnostics or placeholders is `diagnostic`, in any class. An
-// `auto` pod with training evidence is training; without, it stays `auto`.
+// an accelerator (a CPU web server in a Deployment is nobody's training job), or, on CPU,
+// when its row is `auto`, it has no controller owner, nothing beside it requests an
+// accelerator and its command visibly trains (policy judgeCpuTraining). A part whose
+// commands only run diagnostics or placeholders is `diagnostic`, in any class. An `auto`
+// pod with training evidence is training; without, it stays `auto`.
 PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const WorkloadKind* row, bool accelerator,
                       const Policy& policy, const PartEvidence& evidence = {});
 

@@ -147,7 +147,24 @@ struct EvidenceFacts {
   bool runs_command = false;         // a container runs a command of its own (not only daemons)
   std::string serving;               // an inference server it starts (servingPrograms)
   std::string reader;                // every command only runs programs that read checkpoints
+  // job_evidence only: the voice is a sibling part's launcher (a kind with no row), not a
+  // coordinator's or an entrypoint's; it speaks only for parts that run their image's
+  // entrypoint or only daemons.
+  bool launcher_voice = false;
+  bool submits = false;  // a command hands its program to a cluster elsewhere (submits_remotely)
 };
+
+// submits_remotely: the command runs `ray job submit ... -- CMD` (KubeRay's submitter Job,
+// or a Job that submits to a standing RayCluster): CMD runs on that cluster, not in
+// this pod, so its evidence says nothing about this pod's own disk.
+bool submits_remotely(const CommandFacts& facts) {
+  for (std::size_t i = 0; i + 2 < facts.words.size(); ++i) {
+    if (basename_view(facts.words[i]) == "ray" && facts.words[i + 1] == "job" && facts.words[i + 2] == "submit") {
+      return true;
+    }
+  }
+  return false;
+}
 
 // effective_env: a container's env plus the data of the ConfigMaps it takes env from
 // (when the snapshot knows them); explicit env wins, as in the kubelet. A ConfigMap the
@@ -272,6 +289,7 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     if (out.serving.empty()) out.serving = serving_evidence(facts, entrypoint_image_of(c), policy).value_or("");
     const bool daemon = runs_only_daemons(facts, policy);
     out.daemons_only = out.daemons_only && daemon;
+    out.submits = out.submits || submits_remotely(facts);
     std::vector<EnvVar> merged;
     const std::vector<EnvVar>& env = effective_env(c, ns, known, merged);
     if (!facts.has_command || daemon) {
@@ -324,18 +342,19 @@ std::string mount_evidence(const PodSpecView& pod, const Policy& policy) {
 
 // job_evidence: the coordinators' commands and the object's entrypoints: what the
 // whole job runs, for parts that do not say themselves (MPI workers running sshd). A kind
-// with no row names no coordinators: there a part that runs a training launcher
-// (horovodrun, mpirun ... torchrun) speaks for the parts that run only their image's
-// entrypoint or sshd (et-operator's launcher and workers).
-EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* known, const Policy& policy,
-                           ConfigReadBudget& budget) {
+// with no row names no coordinators: there the first of the evaluated `parts` that runs a
+// training launcher (horovodrun, mpirun ... torchrun) speaks for the parts that run only
+// their image's entrypoint or sshd (et-operator's launcher and workers: launcher_voice).
+EvidenceFacts job_evidence(const WorkloadView& object, std::span<const PodSpecView> parts, const ClusterSnapshot* known,
+                           const Policy& policy, ConfigReadBudget& budget) {
   EvidenceFacts out;
   const bool launchers_speak = object.unlisted_kind && std::none_of(object.pods.begin(), object.pods.end(),
                                                                     [](const PodSpecView& p) { return p.coordinator; });
-  for (const auto& pod : object.pods) {
+  for (const auto& pod : launchers_speak ? parts : std::span<const PodSpecView>(object.pods)) {
     if (!pod.coordinator && !launchers_speak) continue;
     const EvidenceFacts e = pod_evidence(pod, object.namespace_name, known, policy, budget);
     if (!pod.coordinator && !e.training.starts_with("launcher ")) continue;
+    out.launcher_voice = launchers_speak && object.entrypoints.empty();
     if (out.training.empty()) out.training = e.training;
     if (out.diagnostic.empty()) out.diagnostic = e.diagnostic;
     if (out.destination.empty()) out.destination = e.destination;
@@ -344,6 +363,7 @@ EvidenceFacts job_evidence(const WorkloadView& object, const ClusterSnapshot* kn
       out.save_flag = e.save_flag;
       out.save_path = e.save_path;
     }
+    if (launchers_speak) break;  // the first launcher speaks
   }
   for (const auto& entrypoint : object.entrypoints) {
     bool all_diagnostic = true;
@@ -382,7 +402,9 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
   // The coordinators' files are read for the whole job and again as parts: each reading
   // has a budget of its own, so the job's reading does not starve the parts'.
   ConfigReadBudget job_budget;
-  const EvidenceFacts job = job_evidence(object, claims, policy, job_budget);
+  const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));
+  const auto parts = std::span(object.pods).first(std::min(limit, object.pods.size()));
+  const EvidenceFacts job = job_evidence(object, parts, claims, policy, job_budget);
   ConfigReadBudget config_budget;  // the mounted files the parts may still read
   struct JudgedPod {
     const PodSpecView* pod;
@@ -404,7 +426,6 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     if (!trace.empty()) joined += (joined.empty() ? "" : "; ") + trace;
     findings.push_back(Finding{std::string(kInputNote), Outcome::kNote, "", std::move(joined), {}, {}, false, ""});
   }
-  const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(1, policy.max_parts_per_object));
   if (object.pods.size() > limit) {
     findings.push_back(Finding{std::string(kPartsNote),
                                Outcome::kNote,
@@ -416,7 +437,6 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
                                false,
                                ""});
   }
-  const auto parts = std::span(object.pods).first(std::min(limit, object.pods.size()));
   std::vector<EvidenceFacts> evidence;
   evidence.reserve(parts.size());
   // A cluster with no workload of its own: every part only starts cluster nodes, and
@@ -449,18 +469,39 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     }
     return {};
   };
-  // Asked twice per part rather than kept: a list would cost every review an allocation.
-  const auto accelerator_parts = std::count_if(parts.begin(), parts.end(), [&](const PodSpecView& p) {
+  // Whether another part of the same object requests an accelerator (classify_pod: a CPU
+  // part beside it is not judged on its own evidence). Asked twice per part rather than
+  // kept, so a review costs no allocation; a wrapper (an AppWrapper holding a GPU
+  // Deployment and a CPU Job) keeps a flag per part, since each wrapped object counts alone.
+  const bool wrapper =
+      std::any_of(parts.begin(), parts.end(), [](const PodSpecView& p) { return !p.wrapped_kind.empty(); });
+  std::vector<bool> accelerated;
+  if (wrapper) {
+    accelerated.reserve(parts.size());
+    for (const auto& p : parts) accelerated.push_back(requests_accelerator(p, policy, object.namespace_name, claims));
+  }
+  const auto accelerator_parts = wrapper ? 0 : std::count_if(parts.begin(), parts.end(), [&](const PodSpecView& p) {
     return requests_accelerator(p, policy, object.namespace_name, claims);
   });
+  const auto accelerator_elsewhere = [&](std::size_t i, bool accelerator) {
+    if (!wrapper) return accelerator_parts > (accelerator ? 1 : 0);
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+      if (j != i && accelerated[j] && parts[j].wrapped_group == parts[i].wrapped_group &&
+          parts[j].wrapped_kind == parts[i].wrapped_kind) {
+        return true;
+      }
+    }
+    return false;
+  };
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PodSpecView& pod = parts[i];
     const bool accelerator = requests_accelerator(pod, policy, object.namespace_name, claims);
     const std::string non_writer_why = writes_nothing(i);
     const bool non_writer = !non_writer_why.empty();
     EvidenceFacts& own = evidence[i];
-    // A part that says nothing itself runs what its job's coordinator or entrypoint runs.
-    if (!own.speaks) {
+    // A part that says nothing itself runs what its job's coordinator or entrypoint runs; a
+    // sibling's launcher speaks only for parts that run their entrypoint or only daemons.
+    if (!own.speaks && (!job.launcher_voice || !own.runs_command || own.daemons_only)) {
       own.training = job.training;
       own.diagnostic = job.diagnostic;
     }
@@ -473,7 +514,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     }
     const PodClass pod_class = classify_pod(pod, object, pod_row(pod, row, policy), accelerator, policy,
                                             {own.training, own.diagnostic, idle_cluster, own.serving, own.reader,
-                                             accelerator_parts > (accelerator ? 1 : 0)});
+                                             accelerator_elsewhere(i, accelerator), own.submits});
     std::string why = pod_class.why;
     if (non_writer) why += "; " + non_writer_why;
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, std::move(why)});

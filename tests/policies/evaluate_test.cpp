@@ -193,6 +193,10 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   const auto unwrapped = trial({"python", "train.py", "--lr", "0.01"}, false);
   EXPECT_TRUE(unwrapped.parts[0].evaluated) << unwrapped.parts[0].why;
   EXPECT_NE(unwrapped.parts[0].why.find("judgeCpuTraining"), std::string::npos) << unwrapped.parts[0].why;
+
+  // Weak evidence (a checkpoint path alone) speaks only with the wrapper's say.
+  EXPECT_TRUE(trial({"python", "main.py", "--save", "/ckpt"}, true).parts[0].evaluated);
+  EXPECT_FALSE(trial({"python", "main.py", "--save", "/ckpt"}, false).parts[0].evaluated);
 }
 
 // A script kept in a ConfigMap and run from its volume is read like the command (where it
@@ -875,27 +879,28 @@ TEST(Evaluate, AClusterWithNoWorkloadOfItsOwnNeedsEvidence) {
             WorkloadClass::kTraining);
 }
 
+// An object of a kind with no row (et-operator's TrainingJob) whose parts are a CPU
+// launcher running horovodrun and GPU workers that run their image's entrypoint.
+WorkloadView elastic_job(bool unlisted) {
+  PodSpecView launcher = cpu_pod();
+  launcher.part = "launcher";
+  launcher.containers.front().command = {"sh", "-c", "horovodrun -np 4 python resnet.py --epochs 60"};
+  PodSpecView worker = gpu_pod();
+  worker.part = "worker";
+  worker.containers.front().command.clear();  // the image's entrypoint
+  worker.containers.front().args.clear();
+  WorkloadView job = object_of("kai.alibabacloud.com", "TrainingJob", "elastic", {launcher, worker});
+  job.unlisted_kind = unlisted;
+  return job;
+}
+
 // A kind with no row names no coordinators: a part that runs a training launcher
 // (et-operator's launcher: horovodrun over the workers) speaks for the parts that only run
 // their image's entrypoint. The CPU launcher beside GPU workers is not judged itself. A
 // kind with a row keeps its own roles: there the launcher does not speak for the others.
 TEST(Evaluate, InAKindWithNoRowALauncherSpeaksForThePartsThatSayNothing) {
   const auto object = [](bool unlisted) {
-    WorkloadView job;
-    job.api_group = "kai.alibabacloud.com";
-    job.kind = "TrainingJob";
-    job.namespace_name = "ml";
-    job.name = "elastic";
-    job.unlisted_kind = unlisted;
-    PodSpecView launcher = cpu_pod();
-    launcher.part = "launcher";
-    launcher.containers.front().command = {"sh", "-c", "horovodrun -np 4 python resnet.py --epochs 60"};
-    PodSpecView worker = gpu_pod();
-    worker.part = "worker";
-    worker.containers.front().command.clear();  // the image's entrypoint
-    worker.containers.front().args.clear();
-    job.pods = {launcher, worker};
-    return evaluate_object_view(job, nullptr, default_policy());
+    return evaluate_object_view(elastic_job(unlisted), nullptr, default_policy());
   };
   const Evaluation unlisted = object(true);
   ASSERT_EQ(unlisted.parts.size(), 2u);
@@ -909,6 +914,78 @@ TEST(Evaluate, InAKindWithNoRowALauncherSpeaksForThePartsThatSayNothing) {
   EXPECT_EQ(listed.parts[1].workload_class, WorkloadClass::kAuto) << listed.parts[1].why;
   ASSERT_NE(checkpoint_of(listed.findings), nullptr);
   EXPECT_EQ(checkpoint_of(listed.findings)->outcome, Outcome::kNotEvaluated);
+}
+
+// The launcher speaks only for parts that run their image's entrypoint or only daemons: a
+// part with a command of its own that shows nothing either way (an evaluator, a plain
+// script) keeps its own silence; and only a launcher among the evaluated parts speaks.
+TEST(Evaluate, ALauncherSpeaksNeitherForPartsWithCommandsNorFromBeyondTheEvaluatedParts) {
+  WorkloadView job = elastic_job(true);
+  const PodSpecView launcher = job.pods[0], worker = job.pods[1];
+  PodSpecView evaluator = gpu_pod();
+  evaluator.part = "evaluator";
+  evaluator.containers.front().command = {"python", "score.py", "--in", "/results"};
+  job.pods = {launcher, evaluator, worker};
+  const Evaluation all = evaluate_object_view(job, nullptr, default_policy());
+  ASSERT_EQ(all.parts.size(), 3u);
+  EXPECT_EQ(all.parts[1].workload_class, WorkloadClass::kAuto) << all.parts[1].why;
+  EXPECT_EQ(all.parts[2].workload_class, WorkloadClass::kTraining) << all.parts[2].why;
+
+  // The launcher last, beyond maxPartsPerObject: it speaks for nobody.
+  job.pods = {worker, worker, launcher};
+  Policy two = default_policy();
+  two.max_parts_per_object = 2;
+  const Evaluation bounded = evaluate_object_view(job, nullptr, two);
+  ASSERT_EQ(bounded.parts.size(), 2u);
+  EXPECT_EQ(bounded.parts[0].workload_class, WorkloadClass::kAuto) << bounded.parts[0].why;
+}
+
+// judgeCpuTraining judges what a person applies: not a CPU Job or Pod a controller made
+// (KubeRay's submitter Job), not a Job that hands its program to a Ray cluster, and a
+// script only when its name starts like a training script (CPU cron jobs run
+// validate_constraints.py and prepare_train.py; "train" inside a word is no sign).
+TEST(Evaluate, OnCpuOnlyWhatIsAppliedAndVisiblyTrainsIsJudged) {
+  const auto judged = [](std::vector<std::string> command, std::string owner = "") {
+    PodSpecView pod = cpu_pod();
+    pod.containers.front().command = std::move(command);
+    WorkloadView job = pod_object(pod);
+    job.api_group = "batch";
+    job.kind = "Job";
+    if (!owner.empty()) job.owner = {"ray.io", owner, "r"};
+    return evaluate_object_view(job, nullptr, default_policy()).parts.at(0).evaluated;
+  };
+  EXPECT_TRUE(judged({"python", "train.py", "--data", "/data"}));
+  EXPECT_TRUE(judged({"python", "retrain.py"}));
+  EXPECT_TRUE(judged({"python", "model.py", "--epochs", "3"}));
+  EXPECT_FALSE(judged({"python", "train.py", "--data", "/data"}, "RayJob"));
+  EXPECT_FALSE(judged({"ray", "job", "submit", "--address", "http://head:8265", "--", "python", "train.py"}));
+  EXPECT_FALSE(judged({"python", "validate_constraints.py"}));
+  EXPECT_FALSE(judged({"python", "prepare_train.py"}));
+  EXPECT_FALSE(judged({"python", "main.py", "--save", "/ckpt"}));  // a checkpoint path alone is weak
+}
+
+// A wrapper's objects are counted apart: a GPU Deployment in an AppWrapper does not stop
+// a CPU Job beside it that trains from being judged.
+TEST(Evaluate, AcceleratorsOfAnotherWrappedObjectDoNotSilenceACpuJob) {
+  PodSpecView server = gpu_pod();
+  server.part = "component 0";
+  server.containers.front().command = {"vllm", "serve", "m"};
+  server.wrapped_group = "apps";
+  server.wrapped_kind = "Deployment";
+  PodSpecView trainer = cpu_pod();
+  trainer.part = "component 1";
+  trainer.containers.front().command = {"python", "train.py"};
+  trainer.wrapped_group = "batch";
+  trainer.wrapped_kind = "Job";
+  WorkloadView wrapper = object_of("workload.codeflare.dev", "AppWrapper", "w", {server, trainer});
+  const Evaluation e = evaluate_object_view(wrapper, nullptr, default_policy());
+  ASSERT_EQ(e.parts.size(), 2u);
+  EXPECT_TRUE(e.parts[1].evaluated) << e.parts[1].why;
+  server.wrapped_group = "batch";  // one wrapped Job: its GPU part is where it trains
+  server.wrapped_kind = "Job";
+  server.containers.front().command = {"torchrun", "train.py"};
+  wrapper.pods = {server, trainer};
+  EXPECT_FALSE(evaluate_object_view(wrapper, nullptr, default_policy()).parts[1].evaluated);
 }
 
 }  // namespace

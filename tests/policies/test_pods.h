@@ -119,6 +119,17 @@ inline std::shared_ptr<const ClusterSnapshot> cluster(std::vector<DisruptionBudg
   return std::make_shared<const ClusterSnapshot>(std::move(budgets), std::move(nodes));
 }
 
+// object_of: a `group`/`kind` object named `name` in namespace ml holding `pods`.
+inline WorkloadView object_of(std::string group, std::string kind, std::string name, std::vector<PodSpecView> pods) {
+  WorkloadView object;
+  object.api_group = std::move(group);
+  object.kind = std::move(kind);
+  object.namespace_name = "ml";
+  object.name = std::move(name);
+  object.pods = std::move(pods);
+  return object;
+}
+
 inline WorkloadView pod_object(PodSpecView pod, std::string namespace_name = "ml") {
   WorkloadView object;
   object.kind = "Pod";

@@ -226,10 +226,10 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   // a step before an upload the command does not show).
   if (!ctx.save_path.empty()) {
     const TrainerMount* holder = holder_of(mounts, ctx.save_path);
-    const std::vector<TrainerMount> read_only = trainer_mounts(pod, volumes, ctx.policy, false);
-    const TrainerMount* read_only_holder = holder_of(read_only, ctx.save_path);
     if (holder != nullptr || ctx.save_flag != kSavePlaceArgument) {
-      if (auto gap = judge_save_path(holder, read_only_holder, ctx)) return *gap;
+      // Read-only mounts are gathered only here, where a save path is judged.
+      const std::vector<TrainerMount> read_only = trainer_mounts(pod, volumes, ctx.policy, false);
+      if (auto gap = judge_save_path(holder, holder_of(read_only, ctx.save_path), ctx)) return *gap;
       return std::nullopt;
     }
   }

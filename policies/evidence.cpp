@@ -26,38 +26,27 @@ bool shell_setup_file(const CommandFacts& facts, std::size_t i) {
 
 // word_hint: the first word (or its basename) that one of `patterns` matches. `flags`
 // false: flag words (`--trainer.benchmark=true`) are not read, only programs and operands.
+// `ignored`: a word read out of each name before it is matched ("pretrained" for training
+// scripts: weights a program loads, not training; eval.clf.pretrained.folds.bash
+// evaluates, train.regr.pretrained.folds.bash trains).
 std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns,
-                                     bool flags = true) {
+                                     bool flags = true, std::string_view ignored = {}) {
+  std::string buffer;  // a name without `ignored`, reused; empty unless a name holds it
+  const auto hit = [&](std::string_view text) {
+    if (ignored.empty() || text.find(ignored) == std::string_view::npos) return matches(patterns, text);
+    buffer.assign(text);
+    for (auto at = buffer.find(ignored); at != std::string::npos; at = buffer.find(ignored, at)) {
+      buffer.erase(at, ignored.size());
+    }
+    return matches(patterns, buffer);
+  };
   for (std::size_t i = 0; i < facts.words.size(); ++i) {
     const std::string& w = facts.words[i];
     if (!flags && w.starts_with('-')) continue;
     const std::string_view base = basename_view(w);
     if (shell_setup_file(facts, i)) continue;
     // A word without a '/' is its own basename: matched once, not twice.
-    if (matches(patterns, w) || (base.size() != w.size() && matches(patterns, base))) return std::string(base);
-  }
-  return std::nullopt;
-}
-
-// training_script: the first word that names a script matching `patterns` (as word_hint
-// reads them), read without the word "pretrained": weights a program loads, not training
-// (eval.clf.pretrained.folds.bash evaluates; train.regr.pretrained.folds.bash trains).
-std::optional<std::string> training_script(const CommandFacts& facts, const std::vector<std::string>& patterns) {
-  constexpr std::string_view kLoaded = "pretrained";
-  std::string buffer;  // a word without "pretrained", reused
-  const auto matches_without = [&](std::string_view text) {
-    if (text.find(kLoaded) == std::string_view::npos) return matches(patterns, text);
-    buffer.assign(text);
-    for (auto at = buffer.find(kLoaded); at != std::string::npos; at = buffer.find(kLoaded, at)) {
-      buffer.erase(at, kLoaded.size());
-    }
-    return matches(patterns, buffer);
-  };
-  for (std::size_t i = 0; i < facts.words.size(); ++i) {
-    const std::string& w = facts.words[i];
-    const std::string_view base = basename_view(w);
-    if (shell_setup_file(facts, i)) continue;
-    if (matches_without(w) || (base.size() != w.size() && matches_without(base))) return std::string(base);
+    if (hit(w) || (base.size() != w.size() && hit(base))) return std::string(base);
   }
   return std::nullopt;
 }
@@ -213,7 +202,7 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
   for (const auto& e : env) {
     if (flags.contains(e.name)) return "env " + e.name;
   }
-  if (auto script = training_script(facts, policy.training_hints.scripts)) return "script " + *script;
+  if (auto script = word_hint(facts, policy.training_hints.scripts, true, "pretrained")) return "script " + *script;
   if (auto verb = training_verb(facts, policy)) return "subcommand " + *verb;
   if (!facts.code_trains.empty()) return "inline python that calls " + std::string(facts.code_trains) + ")";
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is

@@ -135,6 +135,10 @@ class BackgroundAudit(unittest.TestCase):
         # (CI run of fe65905: KeyError here, the one failure of 1054).
         bare = wait_for("the bare pod's results", lambda: results(NS).get(("Pod", "bare-gaps", "zone-spread")))
         self.assertEqual(bare["result"], "fail")
+        # The other namespace's pod, too, may be written a run later (CI run of 3ca4778:
+        # its report was not listed yet when this namespace's results were).
+        wait_for("the other namespace's report",
+                 lambda: CP.kubectl("get", "policyreports", "-n", GONE_NS, "-o", "name").stdout.strip() != "")
         listed = CP.kubectl("get", "policyreports", "-A").stdout
         self.assertIn(NS, listed)
         self.assertIn(GONE_NS, listed)

@@ -16,6 +16,7 @@
 #include "policies/checks.h"
 #include "policies/classifier.h"
 #include "policies/evidence.h"
+#include "policies/input_volumes.h"
 #include "policies/save_places.h"
 
 namespace kubegap {
@@ -119,18 +120,11 @@ Gap undeclared(const TrainerMount& m) {
                        m.container->name + " is not declared");
 }
 
-// covers: `mount_path` holds `path` (equal, or a parent at a '/' boundary).
-bool covers(std::string_view mount_path, std::string_view path) {
-  while (mount_path.size() > 1 && mount_path.back() == '/') mount_path.remove_suffix(1);
-  if (!path.starts_with(mount_path)) return false;
-  return path.size() == mount_path.size() || mount_path == "/" || path[mount_path.size()] == '/';
-}
-
 // holder_of: the trainer mount among `mounts` deepest above `path`, or nullptr.
 const TrainerMount* holder_of(const std::vector<TrainerMount>& mounts, std::string_view path) {
   const TrainerMount* holder = nullptr;
   for (const auto& m : mounts) {
-    if (covers(m.mount->mount_path, path) &&
+    if (under(m.mount->mount_path, path) &&
         (holder == nullptr || m.mount->mount_path.size() > holder->mount->mount_path.size())) {
       holder = &m;
     }
@@ -234,11 +228,27 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
     }
   }
 
+  // A durable volume decides, unless it holds only what the job reads (a dataset or a
+  // cache claim that the command only reads from): the job saves somewhere else.
+  const TrainerMount* input = nullptr;
   for (const auto& m : mounts) {
-    if (m.volume != nullptr && is_durable(*m.volume, ctx.policy)) return std::nullopt;
+    if (m.volume == nullptr || !is_durable(*m.volume, ctx.policy)) continue;
+    if (!holds_only_input(*m.mount, pod, ctx.policy)) return std::nullopt;
+    if (input == nullptr) input = &m;
   }
   for (const auto& m : mounts) {
     if (m.volume == nullptr) return undeclared(m);
+  }
+  if (input != nullptr) {
+    const std::string where = describe_source(input->volume) + " at " + input->mount->mount_path;
+    return Gap{Outcome::kFinding,
+               "the only writable durable volume, " + where +
+                   ", holds what the job reads (by its name and use): checkpoints saved elsewhere in the pod are "
+                   "lost when it is replaced",
+               "durable " + where + " of container " + input->container->name +
+                   " is named for input and only read by the command (policy inputVolumes)",
+               "mount a PersistentVolumeClaim where the job saves checkpoints, or have it save under " +
+                   input->mount->mount_path + " or to object storage"};
   }
   return Gap{Outcome::kFinding,
              "no writable durable volume is mounted: checkpoints saved in the pod are lost when it is replaced",

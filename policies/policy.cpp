@@ -124,6 +124,15 @@ std::vector<WorkloadKind> default_workload_kinds() {
     row.roles.push_back({std::move(part), std::move(writer_when)});
     return row;
   };
+  // Trainer's runtimes: the MPI runtimes' "launcher" job runs mpirun, and the
+  // "dataset-initializer" and "model-initializer" jobs download into the volume the trainer
+  // reads before it starts (trainer pkg/constants): none of them saves checkpoints.
+  const auto trainer_roles = [&](WorkloadKind row) {
+    for (const char* part : {"launcher", "dataset-initializer", "model-initializer"}) {
+      row = coordinated(std::move(row), part);
+    }
+    return row;
+  };
   const auto written_by = [](WorkloadKind row, std::string part) {  // role: writer
     row.roles.push_back({std::move(part), "", true});
     return row;
@@ -205,14 +214,12 @@ std::vector<WorkloadKind> default_workload_kinds() {
       jobset("jobset.x-k8s.io", "JobSet", "spec.", {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
       // Kubeflow Trainer v2 runtimes: spec.template is a JobSet template the TrainJobs that
       // reference the runtime are built from (trainer pkg/apis/trainer/v1alpha1).
-      // Trainer's MPI runtimes name their launcher job "launcher".
-      coordinated(jobset("trainer.kubeflow.org", "TrainingRuntime", "spec.template.spec.", {}), "launcher"),
-      coordinated(jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {}), "launcher"),
+      trainer_roles(jobset("trainer.kubeflow.org", "TrainingRuntime", "spec.template.spec.", {})),
+      trainer_roles(jobset("trainer.kubeflow.org", "ClusterTrainingRuntime", "spec.template.spec.", {})),
       // A TrainJob is judged as the JobSet its runtime and its own fields make (the JobSet
       // is named after the TrainJob): webhook/core/trainjob_resolver.h.
-      trainjob(coordinated(
-          jobset("trainer.kubeflow.org", "TrainJob", "spec.", {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}),
-          "launcher")),
+      trainjob(trainer_roles(
+          jobset("trainer.kubeflow.org", "TrainJob", "spec.", {{"jobset.sigs.k8s.io/jobset-name", "{name}"}}))),
       // Katib (kubeflow/katib apis/controller/experiments/v1beta1): the trial template is
       // a whole Job, PyTorchJob, MPIJob, ... with ${trialParameters.x} placeholders.
       wrapper("kubeflow.org", "Experiment", "spec.trialTemplate.trialSpec", "trial", true),
@@ -314,6 +321,17 @@ std::vector<WorkloadKind> default_workload_kinds() {
 }
 
 namespace {
+
+// words: a list written as one string of words separated by spaces (long word lists).
+std::vector<std::string> words(std::string_view spaced) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < spaced.size();) {
+    const std::size_t end = std::min(spaced.find(' ', at), spaced.size());
+    if (end > at) out.emplace_back(spaced.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
 
 // set_default_hints: the vocabularies that read commands (default-policy.yaml cites them).
 void set_default_hints(Policy& p) {  // data table
@@ -465,46 +483,28 @@ void set_default_hints(Policy& p) {  // data table
                           "ncu",
                           "nvprof",
                           "mlpstorage"};
-  p.checkpoint_storage_flags = {"checkpoint",
-                                "checkpoint_dir",
-                                "checkpoint_path",
-                                "checkpoint_uri",
-                                "ckpt_dir",
-                                "ckpt_path",
-                                "save",
-                                "save_dir",
-                                "save_path",
-                                "output_dir",
-                                "output_path",
-                                "output_uri",
-                                "model_dir",
-                                "base_output_directory",
-                                "storage_path",
-                                "bucket",
-                                "gcs_bucket",
-                                "s3_bucket",
-                                "aip_checkpoint_dir",
-                                "aip_model_dir",
-                                "workdir",
-                                "exp_dir",
-                                "default_root_dir",
-                                "model_path",
-                                "checkpoints_dir",
-                                "save_folder",
-                                "work_dir",
-                                "job_dir",
-                                "out_dir",
-                                "outdir",
-                                "backup"};
-  p.save_place_names.saves = {"save",   "saving",  "saved", "checkpoint", "checkpoints", "ckpt",    "ckpts",
-                              "output", "outputs", "out",   "outdir",     "export",      "results", "result"};
-  p.save_place_names.places = {"dir", "directory", "folder", "path", "root", "location", "uri", "outdir"};
-  p.save_place_names.reads = {
-      "data",       "dataset",     "input",  "source",  "log",        "logs",        "resume",    "init",     "load",
-      "pretrained", "base",        "from",   "eval",    "metrics",    "profile",     "profiling", "profiler", "trace",
-      "traces",     "tensorboard", "tb",     "summary", "summaries",  "wandb",       "dump",      "cache",    "teacher",
-      "reference",  "ref",         "reward", "vae",     "hf",         "restore",     "warmstart", "warm",     "initial",
-      "sample",     "samples",     "pred",   "preds",   "prediction", "predictions", "tmp",       "temp"};
+  p.checkpoint_storage_flags = words(
+      "checkpoint checkpoint_dir checkpoint_path checkpoint_uri ckpt_dir ckpt_path save save_dir "
+      "save_path output_dir output_path output_uri model_dir base_output_directory storage_path bucket "
+      "gcs_bucket s3_bucket aip_checkpoint_dir aip_model_dir workdir exp_dir default_root_dir "
+      "model_path checkpoints_dir save_folder work_dir job_dir out_dir outdir backup");
+  p.save_place_names.saves = words(
+      "save saving saved checkpoint checkpoints ckpt ckpts output outputs out outdir export results "
+      "result");
+  p.save_place_names.places = words("dir directory folder path root location uri outdir");
+  p.save_place_names.reads = words(
+      "data dataset input source log logs resume init load pretrained base from eval metrics profile "
+      "profiling profiler trace traces tensorboard tb summary summaries wandb dump cache teacher "
+      "reference ref reward vae hf restore warmstart warm initial sample samples pred preds prediction "
+      "predictions tmp temp");
+  p.input_volumes.names = words("data dataset datasets cache caches hf huggingface input inputs corpus corpora");
+  p.input_volumes.keeps = words(
+      "model models output outputs out checkpoint checkpoints ckpt ckpts result results save saves "
+      "saved artifact artifacts log logs run runs experiment experiments exp exps workspace work "
+      "workdir home storage scratch job jobs user users team project projects");
+  p.input_volumes.readers = words(
+      "data dataset datasets input inputs cache hf huggingface corpus name pretrained tokenizer vocab "
+      "base init load file files source");
   p.object_storage_schemes = {"gs://",    "s3://", "s3a://",  "abfss://", "abfs://",
                               "wasbs://", "az://", "hdfs://", "oci://"};
 }

@@ -119,6 +119,19 @@ struct SavePlaceNames {
   bool operator==(const SavePlaceNames&) const = default;
 };
 
+// InputVolumes: how a durable volume is known to hold only what a job reads, so that it
+// is not where checkpoints go (policies/input_volumes.h): a word of its name or mount
+// directory is one of `names` and none is one of `keeps`, and every path the command or
+// env gives into it is the value of a name with a word of `readers` (and none of
+// save_place_names.saves).
+struct InputVolumes {
+  std::vector<std::string> names;    // data, dataset, cache, ...
+  std::vector<std::string> keeps;    // model, output, workspace, home, ...
+  std::vector<std::string> readers;  // words of a flag or env name that reads its path: data, cache, name, ...
+
+  bool operator==(const InputVolumes&) const = default;
+};
+
 // WorkloadKind: an object kind whose pod templates are evaluated (a row of the table).
 struct WorkloadKind {
   std::string group;  // API group, "" for core
@@ -238,6 +251,8 @@ struct Policy {
   std::vector<std::string> checkpoint_storage_flags;
   // Other flag and env names read as where checkpoints go, by their words.
   SavePlaceNames save_place_names;
+  // Durable volumes that hold only what the job reads, by their names and uses.
+  InputVolumes input_volumes;
   // URL schemes of object storage (gs://, s3://, ...).
   std::vector<std::string> object_storage_schemes;
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.

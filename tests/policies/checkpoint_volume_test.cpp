@@ -71,13 +71,13 @@ PodSpecView staged_model_server() {
 
 const std::vector<CheckRow> kRows = {
     {"PvcMountedByMainContainerPasses", with_volume(gpu_pod(), pvc("ckpt"), "/checkpoints"), Expect::kPasses},
-    {"NfsVolumePasses", with_volume(gpu_pod(), volume("shared", "nfs"), "/data"), Expect::kPasses},
-    {"CephfsVolumePasses", with_volume(gpu_pod(), volume("shared", "cephfs"), "/data"), Expect::kPasses},
+    {"NfsVolumePasses", with_volume(gpu_pod(), volume("shared", "nfs"), "/mnt/shared"), Expect::kPasses},
+    {"CephfsVolumePasses", with_volume(gpu_pod(), volume("shared", "cephfs"), "/mnt/shared"), Expect::kPasses},
     {"AzureFileVolumePasses", with_volume(gpu_pod(), volume("share", "azureFile"), "/mnt/share"), Expect::kPasses},
     {"DurableCsiGcsFusePasses", with_volume(gpu_pod(), csi("bucket", "gcsfuse.csi.storage.gke.io"), "/mnt/bucket"),
      Expect::kPasses},
     {"DurableCsiEfsPasses", with_volume(gpu_pod(), csi("efs", "efs.csi.aws.com"), "/ckpt"), Expect::kPasses},
-    {"DurableCsiS3MountpointPasses", with_volume(gpu_pod(), csi("s3", "s3.csi.aws.com"), "/data"), Expect::kPasses},
+    {"DurableCsiS3MountpointPasses", with_volume(gpu_pod(), csi("s3", "s3.csi.aws.com"), "/mnt/s3"), Expect::kPasses},
     {"NonDurableCsiDriverFires",
      with_volume(gpu_pod(), csi("secrets", "secrets-store.csi.k8s.io"), "/mnt/secrets"),
      Expect::kFires,
@@ -89,7 +89,7 @@ const std::vector<CheckRow> kRows = {
       kPathCost}},
     {"CsiVolumeWithEmptyDriverFires", with_volume(gpu_pod(), csi("odd", ""), "/data"), Expect::kFires, {kGeneric}},
     // A FlexVolume driver is judged by the same list (fstab/cifs mounts a CIFS share).
-    {"DurableFlexVolumeDriverPasses", with_volume(gpu_pod(), volume("nas", "flexVolume", "fstab/cifs"), "/nas-data"),
+    {"DurableFlexVolumeDriverPasses", with_volume(gpu_pod(), volume("nas", "flexVolume", "fstab/cifs"), "/mnt/nas"),
      Expect::kPasses},
     {"OtherFlexVolumeDriverFires",
      with_volume(gpu_pod(), volume("lvm", "flexVolume", "kubernetes.io/lvm"), "/data"),
@@ -155,7 +155,23 @@ const std::vector<CheckRow> kRows = {
      with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/tmp"), pvc("ckpt"), "/ckpt"), Expect::kPasses},
     {"ReadOnlyDatasetMountDoesNotCount", readonly_dataset(true, false), Expect::kFires, {kGeneric}},
     {"ReadOnlyDatasetClaimDoesNotCount", readonly_dataset(false, true), Expect::kFires, {kGeneric}},
-    {"WritableDatasetPvcPasses", readonly_dataset(false, false), Expect::kPasses},
+    // Writable, but named for input and used by nothing that writes (policy inputVolumes):
+    // the job saves somewhere else in the pod.
+    {"WritableDatasetPvcIsSetAsideAsInput",
+     readonly_dataset(false, false),
+     Expect::kFires,
+     {"the only writable durable volume, persistentVolumeClaim \"dataset\" at /data, holds what the job reads", kCost,
+      "named for input", "fix: mount a PersistentVolumeClaim where the job saves checkpoints"},
+     {kGeneric}},
+    {"WritableDatasetPvcTheCommandWritesToPasses",
+     [] {
+       PodSpecView pod = readonly_dataset(false, false);
+       pod.containers.front().args = {"--dir", "/data/runs"};
+       return pod;
+     }(),
+     Expect::kPasses},
+    {"DatasetPvcBesideAnotherDurableVolumePasses",
+     with_volume(readonly_dataset(false, false), pvc("team"), "/mnt/team"), Expect::kPasses},
     {"ReadOnlyMountAtCheckpointPathIsNotWhereCheckpointsGo",
      [] {
        PodSpecView pod = gpu_pod();

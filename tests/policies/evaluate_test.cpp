@@ -204,7 +204,7 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
 // mounts decide, as before.
 TEST(Evaluate, AScriptRunFromAConfigMapVolumeIsReadWhenTheConfigMapIsKnown) {
   const auto judge = [](const std::string& command, const std::string& key, const ClusterSnapshot* known) {
-    PodSpecView pod = with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/scratch"), pvc("data"), "/data");
+    PodSpecView pod = with_volume(with_volume(gpu_pod(), empty_dir("scratch"), "/scratch"), pvc("workspace"), "/data");
     Volume config = volume("config", "configMap");
     config.config_map = "train-script";
     config.items = {{key, "run/train.sh"}};
@@ -271,7 +271,7 @@ TEST(Evaluate, ACoordinatorsFilesDoNotStarveTheWorkersFiles) {
 // on the command line wins over the file. Only when the ConfigMap is in view.
 TEST(Evaluate, AConfigFileFromAConfigMapVolumeSpeaksLikeFlags) {
   const auto judge = [](std::vector<std::string> command, const std::string& file, bool in_view = true) {
-    PodSpecView pod = with_volume(gpu_pod(), pvc("data"), "/data");
+    PodSpecView pod = with_volume(gpu_pod(), pvc("workspace"), "/data");
     Volume config = volume("config", "configMap");
     config.config_map = "train-config";
     pod = with_volume(pod, config, "/config");

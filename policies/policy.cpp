@@ -388,6 +388,7 @@ void set_default_hints(Policy& p) {  // data table
       "*smoke*",       "test_*.py",   "*_test.py",     "pytest",     "*profil*",        "*autotun*",   "*gemm_tun*",
       "*kernel_tun*"};
   // Programs that hold a place or only print facts about the machine.
+  p.diagnostic_names = words("smoke smoketest sanity toy hello helloworld bringup selftest precheck");
   p.placeholder_commands = {"sleep",  "echo",     "printf", "true",   "pause",  "wait",        "trap",        "tail",
                             "exit",   "hostname", "date",   ":",      "ls",     "df",          "du",          "cat",
                             "env",    "printenv", "nproc",  "free",   "uname",  "whoami",      "id",          "pwd",

@@ -217,6 +217,9 @@ struct Policy {
   std::vector<std::string> diagnostic_hints;
   // Programs that hold a placeholder and do nothing (sleep, echo, pause, ...).
   std::vector<std::string> placeholder_commands;
+  // Words of an object's name that say it is a smoke test or a check (`smoke`, `toy`,
+  // `bringup`): its parts are diagnostic, unless a word of the name holds "train".
+  std::vector<std::string> diagnostic_names;
   // Programs that start a node of a cluster and wait for work ("sshd", "ray start": a
   // program and its first word): a part that only runs these has no say of its own, and
   // an object whose every part only runs them has no workload (clusterDaemons).

@@ -708,6 +708,29 @@ TEST(Evaluate, ASyntheticBenchmarkIsADiagnostic) {
   EXPECT_EQ(checkpoint_of(e.findings), nullptr);
 }
 
+// An object named for a smoke test, a bring-up or a toy is diagnostic whatever it runs
+// (policy diagnosticNames: torchrun over a toy model tests the fabric), unless a word of
+// its name holds "train"; the opt-in annotation outranks the name.
+TEST(Evaluate, AnObjectNamedForASmokeTestIsADiagnostic) {
+  const auto judge = [](const std::string& name, bool opted_in = false) {
+    WorkloadView job = deployment_of(gpu_pod());  // torchrun, no volume: a finding when judged
+    job.api_group = "kubeflow.org";
+    job.kind = "PyTorchJob";
+    job.name = name;
+    if (opted_in) job.annotations[kTrainingJobAnnotation] = "true";
+    const Evaluation e = evaluate_object_view(job, nullptr, default_policy());
+    return e.parts.size() == 1 ? e.parts[0].workload_class : WorkloadClass::kAuto;
+  };
+  for (const char* name : {"pytorch-ib-toy-ddp", "ddp-smoke-script", "helloworld-fsdp-v4-32", "nccl-bringup",
+                           "Smoke-Test", "gpu-selftest-1"}) {
+    EXPECT_EQ(judge(name), WorkloadClass::kDiagnostic) << name;
+  }
+  for (const char* name : {"yolov8n-fire-smoke-train", "toy-pretraining", "smokey-bert", "llama-sft", "train-0"}) {
+    EXPECT_EQ(judge(name), WorkloadClass::kTraining) << name;
+  }
+  EXPECT_EQ(judge("ddp-smoke", true), WorkloadClass::kTraining);
+}
+
 }  // namespace
 }  // namespace kgtest
 

@@ -15,8 +15,9 @@ failures=0
 # CPU Jobs that visibly train, 2026-12-06, traded 1 false warning for 5 found runs here and
 # 2 for 6 on the held-out set: precision minimums 0.97 -> 0.96 and 0.86 -> 0.85; setting aside
 # durable volumes that only hold input, policy inputVolumes, traded 1 for 4 here and 4 for 7
-# there: 0.96/0.91 -> 0.95/0.93 and 0.83/0.77 -> 0.82/0.81).
-if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.95 --min-recall 0.93; then
+# there: 0.96/0.91 -> 0.95/0.93 and 0.83/0.77 -> 0.82/0.81; objects named for a smoke test,
+# policy diagnosticNames, took 3 and 4 false warnings away and found as many runs).
+if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.97 --min-recall 0.93; then
   failures=$((failures + 1))
 fi
 # The held-out set (tests/fixtures/realistic-holdout/README.md): rule authors do not read
@@ -24,7 +25,7 @@ fi
 # since 2026-12-06, stop 49: each round adds some from repositories no fixture had used, and the
 # minimums follow what the set measures then; see performance.md).
 if ! python3 tests/realistic/score.py "$bin" tests/fixtures/realistic-holdout --totals-only \
-  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.81}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.80}"; then
+  --min-precision "${KUBEGAP_HOLDOUT_MIN_PRECISION:-0.83}" --min-recall "${KUBEGAP_HOLDOUT_MIN_RECALL:-0.80}"; then
   failures=$((failures + 1))
 fi
 

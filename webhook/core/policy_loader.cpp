@@ -1,8 +1,11 @@
 #include "webhook/core/policy_loader.h"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "policies/checks.h"
 #include "policies/text.h"
@@ -12,6 +15,37 @@
 
 namespace kubegap {
 namespace {
+
+// plain_list: the Policy member that the key's plain list of strings replaces, or
+// nullptr when the key is not one of those.
+std::vector<std::string> Policy::*plain_list(std::string_view key) {
+  static constexpr std::array<std::pair<std::string_view, std::vector<std::string> Policy::*>, 22> kLists = {{
+      {"acceleratorResources", &Policy::accelerator_resources},
+      {"acceleratorDeviceClasses", &Policy::accelerator_device_classes},
+      {"acceleratorAnnotations", &Policy::accelerator_annotations},
+      {"frameworkLabels", &Policy::framework_labels},
+      {"durableCSIDrivers", &Policy::durable_csi_drivers},
+      {"gpuFaultTaints", &Policy::gpu_fault_taints},
+      {"excludedNamespaces", &Policy::excluded_namespaces},
+      {"checkpointPathHints", &Policy::checkpoint_path_hints},
+      {"diagnosticHints", &Policy::diagnostic_hints},
+      {"placeholderCommands", &Policy::placeholder_commands},
+      {"diagnosticNames", &Policy::diagnostic_names},
+      {"clusterDaemons", &Policy::cluster_daemons},
+      {"servingPrograms", &Policy::serving_programs},
+      {"servingImages", &Policy::serving_images},
+      {"checkpointingOff", &Policy::checkpointing_off},
+      {"checkpointingOn", &Policy::checkpointing_on},
+      {"benchmarkFlags", &Policy::benchmark_flags},
+      {"savesOnlyWith", &Policy::saves_only_with},
+      {"shortRunFlags", &Policy::short_run_flags},
+      {"benchmarkPrograms", &Policy::benchmark_programs},
+      {"checkpointStorageFlags", &Policy::checkpoint_storage_flags},
+      {"objectStorageSchemes", &Policy::object_storage_schemes},
+  }};
+  const auto* found = std::find_if(kLists.begin(), kLists.end(), [&](const auto& entry) { return entry.first == key; });
+  return found == kLists.end() ? nullptr : found->second;
+}
 
 // dotted: "key.name" for error messages, in one allocation (it is built in loops).
 std::string dotted(const std::string& key, const std::string& name) {
@@ -50,6 +84,8 @@ class PolicyParser {
         if (value.Scalar() != "kubegap.io/v1alpha1") fail(value, key, "expected kubegap.io/v1alpha1");
       } else if (key == "kind") {
         if (value.Scalar() != "Policy") fail(value, key, "expected Policy");
+      } else if (const auto list = plain_list(key)) {
+        policy.*list = strings(value, key);
       } else if (key == "enabledChecks") {
         policy.enabled_checks = strings(value, key);
         for (const auto& item : value) {
@@ -57,58 +93,16 @@ class PolicyParser {
             fail(item, key, "unknown check \"" + item.Scalar() + "\"" + known_checks());
           }
         }
-      } else if (key == "acceleratorResources") {
-        policy.accelerator_resources = strings(value, key);
-      } else if (key == "acceleratorDeviceClasses") {
-        policy.accelerator_device_classes = strings(value, key);
-      } else if (key == "acceleratorAnnotations") {
-        policy.accelerator_annotations = strings(value, key);
       } else if (key == "checksByClass") {
         checks_by_class(value, key, policy);
       } else if (key == "checkActions") {
         check_actions(value, key, policy);
-      } else if (key == "frameworkLabels") {
-        policy.framework_labels = strings(value, key);
-      } else if (key == "durableCSIDrivers") {
-        policy.durable_csi_drivers = strings(value, key);
-      } else if (key == "gpuFaultTaints") {
-        policy.gpu_fault_taints = strings(value, key);
-      } else if (key == "excludedNamespaces") {
-        policy.excluded_namespaces = strings(value, key);
-      } else if (key == "checkpointPathHints") {
-        policy.checkpoint_path_hints = strings(value, key);
       } else if (key == "trainingHints") {
         training_hints(value, key, policy.training_hints);
-      } else if (key == "diagnosticHints") {
-        policy.diagnostic_hints = strings(value, key);
-      } else if (key == "placeholderCommands") {
-        policy.placeholder_commands = strings(value, key);
-      } else if (key == "clusterDaemons") {
-        policy.cluster_daemons = strings(value, key);
-      } else if (key == "servingPrograms") {
-        policy.serving_programs = strings(value, key);
-      } else if (key == "servingImages") {
-        policy.serving_images = strings(value, key);
-      } else if (key == "checkpointingOff") {
-        policy.checkpointing_off = strings(value, key);
-      } else if (key == "checkpointingOn") {
-        policy.checkpointing_on = strings(value, key);
-      } else if (key == "benchmarkFlags") {
-        policy.benchmark_flags = strings(value, key);
-      } else if (key == "savesOnlyWith") {
-        policy.saves_only_with = strings(value, key);
-      } else if (key == "shortRunFlags") {
-        policy.short_run_flags = strings(value, key);
-      } else if (key == "benchmarkPrograms") {
-        policy.benchmark_programs = strings(value, key);
-      } else if (key == "checkpointStorageFlags") {
-        policy.checkpoint_storage_flags = strings(value, key);
       } else if (key == "savePlaceNames") {
         save_place_names(value, key, policy.save_place_names);
       } else if (key == "inputVolumes") {
         input_volumes(value, key, policy.input_volumes);
-      } else if (key == "objectStorageSchemes") {
-        policy.object_storage_schemes = strings(value, key);
       } else if (key == "workloadKinds") {
         merge_workload_kinds(value, policy.workload_kinds, policy.dropped_kinds);
       } else if (key == "healthTolerationSecondsBound") {
@@ -128,7 +122,8 @@ class PolicyParser {
              "unknown key (known: apiVersion, kind, enabledChecks, checkActions, checksByClass, "
              "acceleratorResources, acceleratorDeviceClasses, acceleratorAnnotations, frameworkLabels, "
              "durableCSIDrivers, gpuFaultTaints, healthTolerationSecondsBound, maxPartsPerObject, minRestartBudget, "
-             "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, placeholderCommands, "
+             "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, diagnosticNames, "
+             "placeholderCommands, "
              "clusterDaemons, servingPrograms, servingImages, checkpointingOff, checkpointingOn, savesOnlyWith, "
              "benchmarkFlags, "
              "shortRunFlags, "

@@ -30,7 +30,7 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) ==
-                  22 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+                  23 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                       sizeof(kubegap::SavePlaceNames) + sizeof(kubegap::InputVolumes) + 4 * sizeof(std::int64_t) +
                       sizeof(std::vector<kubegap::WorkloadKind>) +
                       sizeof(std::int64_t) /* judge_unlisted_kinds and judge_cpu_training, bools padded */ +
@@ -48,6 +48,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_TRUE(actual.training_hints == expected.training_hints);
   EXPECT_EQ(actual.diagnostic_hints, expected.diagnostic_hints);
   EXPECT_EQ(actual.placeholder_commands, expected.placeholder_commands);
+  EXPECT_EQ(actual.diagnostic_names, expected.diagnostic_names);
   EXPECT_EQ(actual.cluster_daemons, expected.cluster_daemons);
   EXPECT_EQ(actual.serving_programs, expected.serving_programs);
   EXPECT_EQ(actual.serving_images, expected.serving_images);
@@ -104,6 +105,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "frameworkLabels",
                                          "trainingHints",
                                          "diagnosticHints",
+                                         "diagnosticNames",
                                          "placeholderCommands",
                                          "clusterDaemons",
                                          "servingPrograms",

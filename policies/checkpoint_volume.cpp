@@ -11,6 +11,7 @@
 #include <array>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "policies/checks.h"
@@ -231,9 +232,11 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   // A durable volume decides, unless it holds only what the job reads (a dataset or a
   // cache claim that the command only reads from): the job saves somewhere else.
   const TrainerMount* input = nullptr;
+  std::optional<InputUses> uses;  // read once, and only when a durable volume is mounted
   for (const auto& m : mounts) {
     if (m.volume == nullptr || !is_durable(*m.volume, ctx.policy)) continue;
-    if (!holds_only_input(*m.mount, pod, ctx.policy)) return std::nullopt;
+    if (!uses) uses.emplace(pod, ctx.policy);
+    if (!uses->holds_only_input(*m.mount)) return std::nullopt;
     if (input == nullptr) input = &m;
   }
   for (const auto& m : mounts) {

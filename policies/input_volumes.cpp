@@ -60,31 +60,10 @@ bool reading_name(std::string_view name, const Policy& policy) {
   return reads && !saves;
 }
 
-bool points_into(std::string_view dir, std::string_view value) {
-  return !value.empty() && value.front() == '/' && under(dir, value);
-}
-
-// only_read_by: every use of `dir` in the container is a path it reads.
-bool only_read_by(const Container& c, std::string_view dir, const Policy& policy) {
-  if (!c.working_dir.empty() && under(dir, c.working_dir)) return false;  // relative paths land there
-  for (const auto& e : c.env) {
-    if (points_into(dir, e.value) && !reading_name(e.name, policy)) return false;
-  }
-  const CommandFacts facts = command_facts(c.command, c.args);
-  for (std::size_t i = 0; i < facts.words.size(); ++i) {
-    const std::string_view w = facts.words[i];
-    const auto eq = w.find('=');
-    if (eq != std::string_view::npos && eq > 0) {  // --name=/path, NAME=/path
-      if (points_into(dir, w.substr(eq + 1)) && !reading_name(w.substr(0, eq), policy)) return false;
-      continue;
-    }
-    if (!points_into(dir, w)) continue;
-    const std::string_view before = i > 0 ? std::string_view(facts.words[i - 1]) : std::string_view();
-    const bool flag_value = before.size() > 1 && before.front() == '-';
-    if (!flag_value || !reading_name(before, policy)) return false;  // a plain argument, cd, > ...
-  }
-  return true;
-}
+// kMaxUses: the paths kept per pod. Each mount is compared with every one of them, so a
+// hostile pod with thousands of paths and mounts costs a bounded amount; past the bound,
+// a path counts as one the job may write to (the volume is not set aside).
+constexpr std::size_t kMaxUses = 256;
 
 }  // namespace
 
@@ -94,10 +73,40 @@ bool under(std::string_view dir, std::string_view path) {
   return path.size() == dir.size() || dir == "/" || path[dir.size()] == '/';
 }
 
-bool holds_only_input(const VolumeMount& mount, const PodSpecView& pod, const Policy& policy) {
-  if (!named_for_input(mount, policy.input_volumes)) return false;
-  return std::all_of(pod.containers.begin(), pod.containers.end(),
-                     [&](const Container& c) { return only_read_by(c, mount.mount_path, policy); });
+InputUses::InputUses(const PodSpecView& pod, const Policy& policy) : policy_(policy) {
+  bool full = false;
+  const auto use = [&](std::string_view path, bool read) {
+    if (path.empty() || path.front() != '/') return;
+    if (uses_.size() < kMaxUses) {
+      uses_.push_back({std::string(path), read});
+    } else if (!read) {
+      full = true;
+    }
+  };
+  for (const auto& c : pod.containers) {
+    use(c.working_dir, false);  // relative paths land there
+    for (const auto& e : c.env) use(e.value, reading_name(e.name, policy));
+    const CommandFacts facts = command_facts(c.command, c.args);
+    for (std::size_t i = 0; i < facts.words.size(); ++i) {
+      const std::string_view w = facts.words[i];
+      const auto eq = w.find('=');
+      if (eq != std::string_view::npos && eq > 0) {  // --name=/path, NAME=/path
+        use(w.substr(eq + 1), reading_name(w.substr(0, eq), policy));
+        continue;
+      }
+      const std::string_view before = i > 0 ? std::string_view(facts.words[i - 1]) : std::string_view();
+      // A plain argument, `cd`, `>` ... is no read; a flag's value is, when its name reads.
+      const bool flag = before.size() > 1 && before.front() == '-' && before.find('=') == std::string_view::npos;
+      use(w, flag && !w.empty() && reading_name(before, policy));
+    }
+  }
+  if (full) uses_.push_back({"/", false});  // past the bound: any volume may be written
+}
+
+bool InputUses::holds_only_input(const VolumeMount& mount) const {
+  if (!named_for_input(mount, policy_.input_volumes)) return false;
+  return std::none_of(uses_.begin(), uses_.end(),
+                      [&](const Use& u) { return !u.read && (under(mount.mount_path, u.path) || u.path == "/"); });
 }
 
 }  // namespace kubegap

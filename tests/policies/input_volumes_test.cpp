@@ -31,7 +31,7 @@ TEST_P(InputVolumeTable, Rule) {
   trainer.command = row.command;
   trainer.env = row.env;
   trainer.working_dir = row.working_dir;
-  EXPECT_EQ(holds_only_input(row.mount, pod, default_policy()), row.input);
+  EXPECT_EQ(InputUses(pod, default_policy()).holds_only_input(row.mount), row.input);
 }
 
 const std::vector<InputRow> kRows = {
@@ -65,6 +65,12 @@ const std::vector<InputRow> kRows = {
      {},
      false},
     {"OtherEnv", {"hf-cache", "/cache"}, {"python", "sft.py"}, {{"OUT", "/cache/out"}}, {}, false},
+    {"PlainArgumentAfterAFlagWithItsValue",
+     {"data", "/data"},
+     {"torchrun", "train.py", "--data_file=/data/a.json", "/data/out"},
+     {},
+     {},
+     false},
     {"AssignedInScript", {"data", "/data"}, {"sh", "-c", "RUN=/data/run1 torchrun train.py"}, {}, {}, false},
     // A path that only starts like the mount is elsewhere.
     {"SiblingDirectoryIsNotInside", {"data", "/data"}, {"python", "/data2/train.py"}},
@@ -79,10 +85,22 @@ TEST(InputVolumes, ASidecarWritingThereCounts) {
   PodSpecView pod = gpu_pod();
   const VolumeMount mount{"data", "/data"};
   pod.containers.front().volume_mounts = {mount};
-  EXPECT_TRUE(holds_only_input(mount, pod, default_policy()));
+  EXPECT_TRUE(InputUses(pod, default_policy()).holds_only_input(mount));
   pod.containers.push_back({.name = "sync", .resources = {}, .volume_mounts = {mount}});
   pod.containers.back().command = {"sh", "-c", "while true; do cp -r /tmp/out /data/out; sleep 60; done"};
-  EXPECT_FALSE(holds_only_input(mount, pod, default_policy()));
+  EXPECT_FALSE(InputUses(pod, default_policy()).holds_only_input(mount));
+}
+
+// The paths read from a pod are bounded: past the bound, a path the job may write to
+// keeps every volume from being set aside (a hostile pod costs a bounded amount per mount).
+TEST(InputVolumes, PastTheBoundAnyVolumeMayBeWritten) {
+  PodSpecView pod = gpu_pod();
+  const VolumeMount mount{"data", "/data"};
+  pod.containers.front().volume_mounts = {mount};
+  for (int i = 0; i < 300; ++i) pod.containers.front().args.push_back("--data_file=/elsewhere/" + std::to_string(i));
+  EXPECT_TRUE(InputUses(pod, default_policy()).holds_only_input(mount));  // reads only
+  pod.containers.front().args.push_back("/scratch/out");
+  EXPECT_FALSE(InputUses(pod, default_policy()).holds_only_input(mount));
 }
 
 TEST(InputVolumes, UnderIsAtAPathBoundary) {

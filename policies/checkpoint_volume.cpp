@@ -162,6 +162,29 @@ std::optional<Gap> judge_save_path(const TrainerMount* holder, const TrainerMoun
              "mount a PersistentVolumeClaim (or durable CSI volume) at " + holder->mount->mount_path};
 }
 
+// input_only: the finding when every writable durable volume of the trainer holds what the
+// job reads (InputUses): say which, and on what grounds (names alone, or names and use).
+Gap input_only(const std::vector<const TrainerMount*>& inputs, bool read) {
+  const auto where = [](const TrainerMount* m) { return describe_source(m->volume) + " at " + m->mount->mount_path; };
+  const std::string grounds = read ? " and use)" : ")";
+  std::string said;
+  if (inputs.size() == 1) {
+    said = "the only writable durable volume, " + where(inputs.front()) + ", holds what the job reads (by its name" +
+           grounds;
+  } else {
+    std::string list;
+    for (const auto* m : inputs) list += (list.empty() ? "" : "; ") + where(m);
+    said = "the writable durable volumes (" + list + ") hold what the job reads (by their names" + grounds;
+  }
+  const TrainerMount& first = *inputs.front();
+  return Gap{Outcome::kFinding, said + ": checkpoints saved elsewhere in the pod are lost when the pod is replaced",
+             "durable " + where(&first) + " of container " + first.container->name + " is named for input" +
+                 (read ? " and only read by the pod" : ", and nothing in the pod writes there") +
+                 " (policy inputVolumes)",
+             "mount a PersistentVolumeClaim where the job saves checkpoints, or have it save under " +
+                 first.mount->mount_path + " or to object storage"};
+}
+
 }  // namespace
 
 std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckContext& ctx) {
@@ -230,29 +253,22 @@ std::optional<Gap> check_checkpoint_volume(const PodSpecView& pod, const CheckCo
   }
 
   // A durable volume decides, unless it holds only what the job reads (a dataset or a
-  // cache claim that the command only reads from): the job saves somewhere else.
-  const TrainerMount* input = nullptr;
+  // cache claim that nothing in the pod writes to): the job saves somewhere else.
+  std::vector<const TrainerMount*> inputs;
+  bool read = false;              // the pod visibly reads one of them
   std::optional<InputUses> uses;  // read once, and only when a durable volume is mounted
   for (const auto& m : mounts) {
     if (m.volume == nullptr || !is_durable(*m.volume, ctx.policy)) continue;
-    if (!uses) uses.emplace(pod, ctx.policy);
-    if (!uses->holds_only_input(*m.mount)) return std::nullopt;
-    if (input == nullptr) input = &m;
+    if (!uses) uses.emplace(pod, ctx.object.namespace_name, ctx.cluster, ctx.policy);
+    const InputUses::Holds holds = uses->holds(*m.mount);
+    if (holds == InputUses::Holds::kOther) return std::nullopt;
+    read = read || holds == InputUses::Holds::kRead;
+    if (inputs.size() < 3) inputs.push_back(&m);
   }
   for (const auto& m : mounts) {
     if (m.volume == nullptr) return undeclared(m);
   }
-  if (input != nullptr) {
-    const std::string where = describe_source(input->volume) + " at " + input->mount->mount_path;
-    return Gap{Outcome::kFinding,
-               "the only writable durable volume, " + where +
-                   ", holds what the job reads (by its name and use): checkpoints saved elsewhere in the pod are "
-                   "lost when it is replaced",
-               "durable " + where + " of container " + input->container->name +
-                   " is named for input and only read by the command (policy inputVolumes)",
-               "mount a PersistentVolumeClaim where the job saves checkpoints, or have it save under " +
-                   input->mount->mount_path + " or to object storage"};
-  }
+  if (!inputs.empty()) return input_only(inputs, read);
   return Gap{Outcome::kFinding,
              "no writable durable volume is mounted: checkpoints saved in the pod are lost when it is replaced",
              std::string(kNoDurableVolumeReason),

@@ -101,20 +101,31 @@ const WorkloadKind* judging_row(const WorkloadView& object, const Policy& policy
 namespace {
 
 // named_as_check: the word of `name` that says it is a smoke test or a check (policy
-// diagnosticNames), unless a word of it holds "train".
+// diagnosticNames), alone or joined with the next word (`self-test`, `bring-up`,
+// `pre-check`); none when a word of it starts with "train", "pretrain" or "retrain".
 std::optional<std::string> named_as_check(std::string_view name, const Policy& policy) {
+  const auto listed = [&](std::string_view word) -> const std::string* {
+    const auto found =
+        std::find_if(policy.diagnostic_names.begin(), policy.diagnostic_names.end(), [&](const std::string& w) {
+          return w.size() == word.size() && std::equal(w.begin(), w.end(), word.begin(), iequal);
+        });
+    return found == policy.diagnostic_names.end() ? nullptr : &*found;
+  };
   std::optional<std::string> said;
+  std::string_view previous;
   std::size_t start = 0;
   for (std::size_t i = 0; i <= name.size(); ++i) {
     if (i < name.size() && std::isalpha(static_cast<unsigned char>(name[i]))) continue;
     const std::string_view word = name.substr(start, i - start);
     start = i + 1;
-    if (icontains(word, "train")) return std::nullopt;
-    const auto listed =
-        std::find_if(policy.diagnostic_names.begin(), policy.diagnostic_names.end(), [&](const std::string& w) {
-          return w.size() == word.size() && std::equal(w.begin(), w.end(), word.begin(), iequal);
-        });
-    if (!said && listed != policy.diagnostic_names.end()) said = *listed;
+    if (word.empty()) continue;
+    if (istarts_with(word, "train") || istarts_with(word, "pretrain") || istarts_with(word, "retrain")) {
+      return std::nullopt;
+    }
+    const std::string joined = std::string(previous) + std::string(word);
+    if (const std::string* w = listed(word); w != nullptr && !said) said = *w;
+    if (const std::string* w = previous.empty() ? nullptr : listed(joined); w != nullptr && !said) said = *w;
+    previous = word;
   }
   return said;
 }
@@ -133,7 +144,9 @@ PodClass classify_pod(const PodSpecView& pod, const WorkloadView& object, const 
   if (!evidence.diagnostic.empty() && (accelerator || framework || row_class == WorkloadClass::kTraining)) {
     return {true, WorkloadClass::kDiagnostic, evidence.diagnostic};
   }
-  if (accelerator || framework || row_class == WorkloadClass::kTraining) {
+  // A name that says smoke test or check makes a training or auto part diagnostic; a
+  // serving kind keeps its own rules (a "hello-vllm" Deployment serves).
+  if (row_class != WorkloadClass::kServing && (accelerator || framework || row_class == WorkloadClass::kTraining)) {
     if (auto word = named_as_check(object.name, policy)) {
       return {true, WorkloadClass::kDiagnostic, "its name " + object.name + " says " + *word};
     }

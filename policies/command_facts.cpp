@@ -183,7 +183,7 @@ std::vector<std::vector<std::string>> split_script(std::string_view text) {
 
 // kMaxWords: how much of a command line is read. Real command lines are far shorter; a
 // hostile pod with hundreds of thousands of args must not make a review slow.
-constexpr std::size_t kMaxWords = 4096;
+constexpr std::size_t kMaxWords = kMaxCommandWords;
 
 void add_script(CommandFacts& facts, std::string_view script, int depth);
 

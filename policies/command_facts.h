@@ -8,11 +8,16 @@
 //   const CommandFacts facts = command_facts({"sh", "-c"}, {"mpirun -np 8 bash -c 'ls; df'"});
 //   // facts.programs == {"ls", "df"}
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kubegap {
+
+// kMaxCommandWords: how many words of a command line are read (CommandFacts::words holds
+// at most this many; a longer one was cut).
+inline constexpr std::size_t kMaxCommandWords = 4096;
 
 // CommandFacts: a container's command line, digested.
 struct CommandFacts {

@@ -166,26 +166,6 @@ bool submits_remotely(const CommandFacts& facts) {
   return false;
 }
 
-// effective_env: a container's env plus the data of the ConfigMaps it takes env from
-// (when the snapshot knows them); explicit env wins, as in the kubelet. A ConfigMap the
-// snapshot does not hold stands as one unnamed var set from it. Without envFrom
-// ConfigMaps it is the container's own env, not a copy (this runs for every container of
-// every review); otherwise the merge is built in `merged`.
-const std::vector<EnvVar>& effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known,
-                                         std::vector<EnvVar>& merged) {
-  if (c.env_from_config_maps.empty()) return c.env;
-  merged = c.env;
-  for (const auto& name : c.env_from_config_maps) {
-    const StringMap* data = known == nullptr ? nullptr : known->config_map(ns, name);
-    if (data == nullptr) {
-      merged.push_back({"", "", "ConfigMap " + name});  // any var may come from it
-      continue;
-    }
-    for (const auto& [key, value] : *data) merged.push_back({key, value});
-  }
-  return merged;
-}
-
 void add_command(EvidenceFacts& out, const CommandFacts& facts, const std::vector<EnvVar>& env,
                  const std::string& image, std::string_view entrypoint_image, std::string_view working_dir,
                  const Policy& policy, bool& all_diagnostic) {
@@ -517,6 +497,7 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
                                              accelerator_elsewhere(i, accelerator), own.submits});
     std::string why = pod_class.why;
     if (non_writer) why += "; " + non_writer_why;
+    if (pod.helper) why += "; helper: prepares the job";
     out.parts.push_back({pod.part, pod_class.evaluated, pod_class.workload_class, pod.coordinator, std::move(why)});
     if (pod_class.evaluated) {
       judged.push_back({&pod, accelerator, pod_class.workload_class, own.destination, own.checkpointing_off,
@@ -533,9 +514,9 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     for (const auto& [pod, accelerator, workload_class, destination, saving_off, save_flag, save_at, non_writer] :
          judged) {
       if (!policy.check_applies(check.id, workload_class)) continue;
-      // A coordinator writes no checkpoints, nor does a part beside the job's named
-      // writers that names no save path: the writers are judged.
-      if (check.id == kCheckpointVolume && (pod->coordinator || non_writer)) continue;
+      // A coordinator writes no checkpoints, nor does a helper (it prepares the job), nor a
+      // part beside the job's named writers that names no save path: the writers are judged.
+      if (check.id == kCheckpointVolume && (pod->coordinator || pod->helper || non_writer)) continue;
       const WorkloadKind* part_row = pod_row(*pod, row, policy);
       if (skipped_for(part_row, check.id)) continue;
       const CheckContext ctx{object,      policy,     cluster, cluster_unavailable, accelerator, workload_class,

@@ -427,14 +427,17 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
   }
   // Inline code that trains and visibly keeps nothing (a Keras `model.fit` demo on random
   // data, printing its loss) has nothing to lose.
-  // No other program that may train beside the inline code; `conda activate ENV` (or
-  // mamba's, micromamba's) only picks the environment the code runs in.
+  // No other program that may train beside the inline code; `conda activate ENV`, `conda
+  // install`, `uv pip install`, `poetry install` (like `pip`, a placeholder) only set up
+  // the environment the code runs in.
   const auto python_only = [&] {
     for (std::size_t i = 0; i < facts.programs.size(); ++i) {
       const std::string& p = facts.programs[i];
-      const bool activates = (p == "conda" || p == "mamba" || p == "micromamba") && i < facts.subcommands.size() &&
-                             facts.subcommands[i] == "activate";
-      if (!p.starts_with("python") && !activates && !matches(policy.placeholder_commands, p)) return false;
+      const std::string_view sub = i < facts.subcommands.size() ? std::string_view(facts.subcommands[i]) : "";
+      const bool sets_up = ((p == "conda" || p == "mamba" || p == "micromamba") &&
+                            (sub == "activate" || sub == "install" || sub == "create")) ||
+                           (p == "uv" && sub == "pip") || (p == "poetry" && sub == "install");
+      if (!p.starts_with("python") && !sets_up && !matches(policy.placeholder_commands, p)) return false;
     }
     return true;
   };

@@ -149,4 +149,19 @@ MountedFiles mounted_files(const CommandFacts& facts, const Container& c, const 
   return out;
 }
 
+const std::vector<EnvVar>& effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known,
+                                         std::vector<EnvVar>& merged) {
+  if (c.env_from_config_maps.empty()) return c.env;
+  merged = c.env;
+  for (const auto& name : c.env_from_config_maps) {
+    const StringMap* data = known == nullptr ? nullptr : known->config_map(ns, name);
+    if (data == nullptr) {
+      merged.push_back({"", "", "ConfigMap " + name});  // any var may come from it
+      continue;
+    }
+    for (const auto& [key, value] : *data) merged.push_back({key, value});
+  }
+  return merged;
+}
+
 }  // namespace kubegap

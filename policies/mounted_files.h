@@ -29,6 +29,14 @@ struct MountedFiles {
   std::vector<EnvVar> settings;  // config files' settings, files the command names first
 };
 
+// effective_env: a container's env plus the data of the ConfigMaps it takes env from
+// (when the snapshot knows them); explicit env wins, as in the kubelet. A ConfigMap the
+// snapshot does not hold stands as one unnamed var set from it. Without envFrom
+// ConfigMaps it is the container's own env, not a copy (this runs for every container of
+// every review); otherwise the merge is built in `merged`.
+const std::vector<EnvVar>& effective_env(const Container& c, const std::string& ns, const ClusterSnapshot* known,
+                                         std::vector<EnvVar>& merged);
+
 MountedFiles mounted_files(const CommandFacts& facts, const Container& c, const PodSpecView& pod, const std::string& ns,
                            const ClusterSnapshot* known, ConfigReadBudget& budget);
 

@@ -136,6 +136,9 @@ struct PodSpecView {
   bool coordinator = false;
   // The part writes its job's checkpoints (PartRole::checkpoint_writer: a TFJob Chief).
   bool checkpoint_writer = false;
+  // The part prepares the job (PartRole::helper: Trainer's initializers): no checkpoints
+  // of its own, and its command does not speak for the job.
+  bool helper = false;
   // The kind of the wrapped object this part belongs to (a Katib trial's PyTorchJob), so
   // the part is judged by that kind's row; empty for the object's own parts.
   std::string wrapped_group = {};

@@ -124,13 +124,12 @@ std::vector<WorkloadKind> default_workload_kinds() {
     row.roles.push_back({std::move(part), std::move(writer_when)});
     return row;
   };
-  // Trainer's runtimes: the MPI runtimes' "launcher" job runs mpirun, and the
-  // "dataset-initializer" and "model-initializer" jobs download into the volume the trainer
-  // reads before it starts (trainer pkg/constants): none of them saves checkpoints.
+  // Trainer's runtimes: the MPI runtimes' "launcher" job runs mpirun (a coordinator), and
+  // the "dataset-initializer" and "model-initializer" jobs download into the volume the
+  // trainer reads before it starts (helpers; trainer pkg/constants): none saves checkpoints.
   const auto trainer_roles = [&](WorkloadKind row) {
-    for (const char* part : {"launcher", "dataset-initializer", "model-initializer"}) {
-      row = coordinated(std::move(row), part);
-    }
+    row = coordinated(std::move(row), "launcher");
+    for (const char* part : {"dataset-initializer", "model-initializer"}) row.roles.push_back({part, "", false, true});
     return row;
   };
   const auto written_by = [](WorkloadKind row, std::string part) {  // role: writer
@@ -502,7 +501,9 @@ void set_default_hints(Policy& p) {  // data table
   p.input_volumes.keeps = words(
       "model models output outputs out checkpoint checkpoints ckpt ckpts result results save saves "
       "saved artifact artifacts log logs run runs experiment experiments exp exps workspace work "
-      "workdir home storage scratch job jobs user users team project projects");
+      "workdir home storage scratch job jobs user users team project projects metrics trace traces dump "
+      "profile profiles");
+  p.input_volumes.writers = words("log logs run runs metrics trace traces dump profile profiles tensorboard tb");
   p.input_volumes.readers = words(
       "data dataset datasets input inputs cache hf huggingface corpus name pretrained tokenizer vocab "
       "base init load file files source");

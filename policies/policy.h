@@ -65,6 +65,10 @@ struct PartRole {
   std::string part_label;  // the template's label ("Launcher"), case-insensitive
   std::string writer_when = {};
   bool checkpoint_writer = false;  // role: writer (else role: coordinator)
+  // role: helper: a part that prepares the job (Trainer's dataset and model initializers
+  // download into the volume the trainer reads). It writes no checkpoints, like a
+  // coordinator, but its command is no evidence for the job.
+  bool helper = false;
 
   bool operator==(const PartRole&) const = default;
 };
@@ -121,13 +125,14 @@ struct SavePlaceNames {
 
 // InputVolumes: how a durable volume is known to hold only what a job reads, so that it
 // is not where checkpoints go (policies/input_volumes.h): a word of its name or mount
-// directory is one of `names` and none is one of `keeps`, and every path the command or
-// env gives into it is the value of a name with a word of `readers` (and none of
+// directory is one of `names` and none is one of `keeps`, and every path the pod gives
+// into it is the value of a name with a word of `readers` (and none of `writers` or of
 // save_place_names.saves).
 struct InputVolumes {
   std::vector<std::string> names;    // data, dataset, cache, ...
   std::vector<std::string> keeps;    // model, output, workspace, home, ...
   std::vector<std::string> readers;  // words of a flag or env name that reads its path: data, cache, name, ...
+  std::vector<std::string> writers;  // words that outrank them: the name writes there (log, metrics, run, ...)
 
   bool operator==(const InputVolumes&) const = default;
 };

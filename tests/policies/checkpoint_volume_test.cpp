@@ -160,9 +160,21 @@ const std::vector<CheckRow> kRows = {
     {"WritableDatasetPvcIsSetAsideAsInput",
      readonly_dataset(false, false),
      Expect::kFires,
-     {"the only writable durable volume, persistentVolumeClaim \"dataset\" at /data, holds what the job reads", kCost,
-      "named for input", "fix: mount a PersistentVolumeClaim where the job saves checkpoints"},
-     {kGeneric}},
+     {"the only writable durable volume, persistentVolumeClaim \"dataset\" at /data, holds what the job reads (by "
+      "its name): checkpoints saved elsewhere in the pod are lost when the pod is replaced",
+      "named for input, and nothing in the pod writes there",
+      "fix: mount a PersistentVolumeClaim where the job saves checkpoints, or have it save under /data or to object "
+      "storage"},
+     {kGeneric, "and use"}},
+    {"TwoInputVolumesAreBothNamed",
+     [] {
+       PodSpecView pod = with_volume(readonly_dataset(false, false), pvc("hf-cache"), "/cache");
+       pod.containers.front().env = {{"HF_HOME", "/cache/hf"}};
+       return pod;
+     }(),
+     Expect::kFires,
+     {"the writable durable volumes (persistentVolumeClaim \"dataset\" at /data; persistentVolumeClaim \"hf-cache\" "
+      "at /cache) hold what the job reads (by their names and use)"}},
     {"WritableDatasetPvcTheCommandWritesToPasses",
      [] {
        PodSpecView pod = readonly_dataset(false, false);

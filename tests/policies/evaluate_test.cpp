@@ -708,6 +708,35 @@ TEST(Evaluate, ASyntheticBenchmarkIsADiagnostic) {
   EXPECT_EQ(checkpoint_of(e.findings), nullptr);
 }
 
+// A helper (Trainer's dataset initializer) gets no checkpoint-volume finding of its own,
+// and its command does not speak for the trainer: an initializer that only echoes and
+// sleeps does not make the silent GPU node diagnostic, as a coordinator's would.
+TEST(Evaluate, AHelperNeitherWritesNorSpeaksForTheJob) {
+  PodSpecView initializer = with_volume(cpu_pod(), pvc("dataset"), "/workspace/dataset");
+  initializer.part = "replicatedJob dataset-initializer";
+  initializer.containers.front().command = {"sh", "-c", "echo fetching; sleep 5"};
+  PodSpecView node = gpu_pod();
+  node.part = "replicatedJob node";
+  node.containers.front().command.clear();  // the image's entrypoint
+  const auto judge = [&](bool helper) {
+    WorkloadView runtime = deployment_of(node);
+    runtime.api_group = "trainer.kubeflow.org";
+    runtime.kind = "TrainingRuntime";
+    initializer.helper = helper;
+    initializer.coordinator = !helper;
+    runtime.pods = {initializer, node};
+    return evaluate_object_view(runtime, nullptr, default_policy());
+  };
+  const Evaluation helped = judge(true);
+  ASSERT_EQ(helped.parts.size(), 2u);
+  EXPECT_EQ(helped.parts[1].workload_class, WorkloadClass::kTraining);
+  EXPECT_NE(helped.parts[0].why.find("helper"), std::string::npos) << helped.parts[0].why;
+  const Finding* f = checkpoint_of(helped.findings);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->message.find("dataset-initializer"), std::string::npos) << f->message;
+  EXPECT_EQ(judge(false).parts[1].workload_class, WorkloadClass::kDiagnostic);  // a coordinator speaks
+}
+
 // An object named for a smoke test, a bring-up or a toy is diagnostic whatever it runs
 // (policy diagnosticNames: torchrun over a toy model tests the fabric), unless a word of
 // its name holds "train"; the opt-in annotation outranks the name.
@@ -721,14 +750,23 @@ TEST(Evaluate, AnObjectNamedForASmokeTestIsADiagnostic) {
     const Evaluation e = evaluate_object_view(job, nullptr, default_policy());
     return e.parts.size() == 1 ? e.parts[0].workload_class : WorkloadClass::kAuto;
   };
-  for (const char* name : {"pytorch-ib-toy-ddp", "ddp-smoke-script", "helloworld-fsdp-v4-32", "nccl-bringup",
-                           "Smoke-Test", "gpu-selftest-1"}) {
+  for (const char* name :
+       {"pytorch-ib-toy-ddp", "ddp-smoke-script", "helloworld-fsdp-v4-32", "nccl-bringup", "Smoke-Test",
+        "gpu-selftest-1", "gpu-self-test", "nccl-bring-up", "ib-pre-check", "smoke-constraints"}) {
     EXPECT_EQ(judge(name), WorkloadClass::kDiagnostic) << name;
   }
   for (const char* name : {"yolov8n-fire-smoke-train", "toy-pretraining", "smokey-bert", "llama-sft", "train-0"}) {
     EXPECT_EQ(judge(name), WorkloadClass::kTraining) << name;
   }
   EXPECT_EQ(judge("ddp-smoke", true), WorkloadClass::kTraining);
+  // A serving kind keeps its own rules: a "hello-vllm" Deployment serves.
+  PodSpecView server = gpu_pod();
+  server.containers.front().command = {"vllm", "serve", "facebook/opt-125m"};
+  WorkloadView hello = deployment_of(server);
+  hello.name = "hello-vllm";
+  const Evaluation e = evaluate_object_view(hello, nullptr, default_policy());
+  ASSERT_EQ(e.parts.size(), 1u);
+  EXPECT_EQ(e.parts[0].workload_class, WorkloadClass::kServing);
 }
 
 }  // namespace

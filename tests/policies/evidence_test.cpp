@@ -940,8 +940,13 @@ TEST(Evidence, InlineCodeThatTrainsAndKeepsNothing) {
   EXPECT_EQ(checkpointing_off(command_facts({"bash", "-c"}, {"conda activate torch-env && python - <<'PY'\n" + loop}),
                               {}, policy),
             "inline python code, which calls .backward() and saves nothing");
+  for (const char* setup : {"conda install -y pytorch", "uv pip install torch", "micromamba activate t"}) {
+    EXPECT_TRUE(checkpointing_off(command_facts({"bash", "-c"}, {std::string(setup) + " && python - <<'PY'\n" + loop}),
+                                  {}, policy))
+        << setup;
+  }
   EXPECT_FALSE(checkpointing_off(
-      command_facts({"bash", "-c"}, {"conda install -y pytorch && python - <<'PY'\n" + loop}), {}, policy));
+      command_facts({"bash", "-c"}, {"conda run -n t torchrun x.py && python - <<'PY'\n" + loop}), {}, policy));
   // Beside another program that trains, a snippet's keeping nothing says nothing of it.
   const CommandFacts beside = command_facts(
       {"bash", "-c"}, {"python -c 'import torch; x=torch.ones(2, requires_grad=True); x.sum().backward()'\n"

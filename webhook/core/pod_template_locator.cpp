@@ -119,7 +119,7 @@ void add_controller_volumes(PodSpecView& pod, const ControllerVolumes& added) {
 bool coordinator(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
                  const std::string& label) {
   for (const auto& role : kind.roles) {
-    if (role.checkpoint_writer || lower(role.part_label) != lower(label)) continue;
+    if (role.checkpoint_writer || role.helper || lower(role.part_label) != lower(label)) continue;
     if (role.writer_when.empty()) return true;
     bool writer = false;
     walk_template_path(
@@ -135,6 +135,12 @@ bool checkpoint_writer(const WorkloadKind& kind, const std::string& label) {
   return std::any_of(kind.roles.begin(), kind.roles.end(), [&](const PartRole& role) {
     return role.checkpoint_writer && lower(role.part_label) == lower(label);
   });
+}
+
+// helper: whether the part labelled `label` prepares its job (role: helper).
+bool helper(const WorkloadKind& kind, const std::string& label) {
+  return std::any_of(kind.roles.begin(), kind.roles.end(),
+                     [&](const PartRole& role) { return role.helper && lower(role.part_label) == lower(label); });
 }
 
 namespace {
@@ -244,6 +250,7 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
           // A template without a label (a RayCluster's head) is named by its part.
           pod.coordinator = coordinator(reader, object, path, kind, label.empty() ? pod.part : label);
           pod.checkpoint_writer = checkpoint_writer(kind, label.empty() ? pod.part : label);
+          pod.helper = helper(kind, label.empty() ? pod.part : label);
           add_controller_labels(pod, kind, location, label, out.name);
           out.pods.push_back(std::move(pod));
         });

@@ -172,14 +172,18 @@ class PolicyParser {
 
   void input_volumes(const YAML::Node& value, const std::string& key, InputVolumes& vocabulary) const {
     string_lists(value, key,
-                 {{"names", &vocabulary.names}, {"keeps", &vocabulary.keeps}, {"readers", &vocabulary.readers}});
+                 {{"names", &vocabulary.names},
+                  {"keeps", &vocabulary.keeps},
+                  {"readers", &vocabulary.readers},
+                  {"writers", &vocabulary.writers}});
   }
 
   std::vector<PartRole> roles(const YAML::Node& value, const std::string& key) const {
-    if (!value.IsSequence()) fail(value, key, "expected a list of {part, role: coordinator or writer, writerWhen}");
+    if (!value.IsSequence())
+      fail(value, key, "expected a list of {part, role: coordinator, writer or helper, writerWhen}");
     std::vector<PartRole> out;
     for (const auto& item : value) {
-      if (!item.IsMap()) fail(item, key, "expected a mapping {part, role: coordinator or writer, writerWhen}");
+      if (!item.IsMap()) fail(item, key, "expected a mapping {part, role: coordinator, writer or helper, writerWhen}");
       PartRole role;
       for (const auto& entry : item) {
         const std::string name = entry.first.Scalar();
@@ -187,10 +191,11 @@ class PolicyParser {
           role.part_label = scalar(entry.second, key + ".part");
         } else if (name == "role") {
           const std::string kind = scalar(entry.second, key + ".role");
-          if (kind != "coordinator" && kind != "writer") {
-            fail(entry.second, key + ".role", "expected coordinator or writer");
+          if (kind != "coordinator" && kind != "writer" && kind != "helper") {
+            fail(entry.second, key + ".role", "expected coordinator, writer or helper");
           }
           role.checkpoint_writer = kind == "writer";
+          role.helper = kind == "helper";
         } else if (name == "writerWhen") {
           role.writer_when = scalar(entry.second, key + ".writerWhen");
           if (const auto problem = validate_template_path(role.writer_when); !problem.empty()) {
@@ -201,13 +206,13 @@ class PolicyParser {
         }
       }
       if (role.part_label.empty()) fail(item, key, "every role needs a part (the template's label, e.g. Launcher)");
-      if (role.checkpoint_writer && !role.writer_when.empty()) {
-        fail(item, key, "writerWhen is for a coordinator; a writer always writes");
+      if ((role.checkpoint_writer || role.helper) && !role.writer_when.empty()) {
+        fail(item, key, "writerWhen is for a coordinator; a writer always writes, a helper never");
       }
       for (const auto& earlier : out) {
         // Part labels compare without case, as the locator matches them.
         if (earlier.part_label.size() == role.part_label.size() && icontains(earlier.part_label, role.part_label)) {
-          fail(item, key, "part " + role.part_label + " has a role already; a part is a coordinator or a writer");
+          fail(item, key, "part " + role.part_label + " has a role already; a part has one role");
         }
       }
       out.push_back(std::move(role));

@@ -104,14 +104,17 @@ namespace {
 // diagnosticNames), alone or joined with the next word (`self-test`, `bring-up`,
 // `pre-check`); none when a word of it starts with "train", "pretrain" or "retrain".
 std::optional<std::string> named_as_check(std::string_view name, const Policy& policy) {
-  const auto listed = [&](std::string_view word) -> const std::string* {
+  // `head` then `tail` spell a listed word (tail alone when head is empty), compared in
+  // place: this runs for every judged part of every review, so nothing is built.
+  const auto listed = [&](std::string_view head, std::string_view tail) -> const std::string* {
     const auto found =
         std::find_if(policy.diagnostic_names.begin(), policy.diagnostic_names.end(), [&](const std::string& w) {
-          return w.size() == word.size() && std::equal(w.begin(), w.end(), word.begin(), iequal);
+          return w.size() == head.size() + tail.size() && std::equal(head.begin(), head.end(), w.begin(), iequal) &&
+                 std::equal(tail.begin(), tail.end(), w.begin() + static_cast<std::ptrdiff_t>(head.size()), iequal);
         });
     return found == policy.diagnostic_names.end() ? nullptr : &*found;
   };
-  std::optional<std::string> said;
+  const std::string* said = nullptr;
   std::string_view previous;
   std::size_t start = 0;
   for (std::size_t i = 0; i <= name.size(); ++i) {
@@ -122,12 +125,11 @@ std::optional<std::string> named_as_check(std::string_view name, const Policy& p
     if (istarts_with(word, "train") || istarts_with(word, "pretrain") || istarts_with(word, "retrain")) {
       return std::nullopt;
     }
-    const std::string joined = std::string(previous) + std::string(word);
-    if (const std::string* w = listed(word); w != nullptr && !said) said = *w;
-    if (const std::string* w = previous.empty() ? nullptr : listed(joined); w != nullptr && !said) said = *w;
+    if (said == nullptr) said = listed({}, word);
+    if (said == nullptr && !previous.empty()) said = listed(previous, word);
     previous = word;
   }
-  return said;
+  return said == nullptr ? std::nullopt : std::optional<std::string>(*said);
 }
 
 }  // namespace

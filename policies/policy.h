@@ -49,6 +49,12 @@ struct PodTemplateLocation {
   // commands even without an accelerator, where their own kind needs one (a Katib trial:
   // hyperparameter searches often train on CPU, and a trial usually trains).
   bool without_accelerator = false;
+  // For `wraps` only: how the object is kept there. "" is the object itself; "yaml" and
+  // "goTemplate" are text holding it (Katib v1alpha3's goTemplate.rawTemplate: YAML with
+  // Go template actions). With `config_map`, the path holds a reference to that text in a
+  // ConfigMap, shaped as Katib's are ({configMapName, configMapNamespace, templatePath}).
+  std::string text = {};
+  bool config_map = false;
 
   bool operator==(const PodTemplateLocation&) const = default;
 };

@@ -161,6 +161,10 @@ const std::vector<EvidenceRow> kRows = {
      "placeholder image pause",
      {},
      "mirror.local:5000/k8s/pause@sha256:0123"},
+    // An operating system image whose own command is a shell runs nothing without one.
+    {"ShellImageWithoutCommand", {}, {}, {}, {}, "placeholder image ubuntu", {}, "ubuntu:22.04"},
+    {"ShellImageWithACommandIsJudgedByIt", {"python3", "train.py"}, {}, {}, "script train.py", {}, {}, "ubuntu:22.04"},
+    {"CudaImageWithoutCommandIsNotOne", {}, {}, {}, {}, {}, {}, "nvidia/cuda:12.4.1-base-ubuntu22.04"},
     {"NoCommandSaysNothing", {}, {}, {}, {}, {}, {}},
     {"GcsCheckpointFlag",
      {"python", "train.py", "--checkpoint_dir=gs://runs/a"},

@@ -10,6 +10,7 @@
 #include "webhook/core/restart_knobs.h"
 #include "webhook/core/template_discovery.h"
 #include "webhook/core/trainjob_runtime.h"
+#include "webhook/core/wrapped_text.h"
 
 namespace kubegap {
 namespace {
@@ -149,74 +150,131 @@ namespace {
 // followed this deep; real manifests nest once.
 constexpr int kMaxWrapDepth = 3;
 
-// locate_wrapped: the objects a wrapper kind holds (WorkloadKind::wraps), each located by
-// the row of its own kind; their parts join the wrapper's, named "<part>: <its part>".
+// locate_one_wrapped: the object `inner` a wrapper holds at `at`, located by the row of its
+// own kind; its parts join the wrapper's, named "<part>: <its part>".
+void locate_one_wrapped(JsonReader& reader, const Value& inner, const JsonPath& at, const std::string& label,
+                        const PodTemplateLocation& location, WorkloadView& out, const Policy& policy, int depth,
+                        const ClusterSnapshot* known) {
+  if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
+  std::string api_version = JsonReader::string_member(&inner, "apiVersion");
+  std::string inner_kind = JsonReader::string_member(&inner, "kind");
+  // KubeDL's CronTemplateSpec keeps the kind inline and the object in `workload`.
+  const Value* body = &inner;
+  const JsonPath workload_path{&at, "workload"};
+  const Value* workload = JsonReader::member(&inner, "workload");
+  const bool inline_kind = workload != nullptr && workload->IsObject() && !inner.HasMember("spec");
+  if (inline_kind) {
+    body = workload;
+    // Written inside the workload instead (the controller wants it beside): still its kind.
+    if (inner_kind.empty()) {
+      api_version = JsonReader::string_member(workload, "apiVersion");
+      inner_kind = JsonReader::string_member(workload, "kind");
+      if (!inner_kind.empty()) {
+        reader.note(render(location.part, label, out.name) + ": kind " + inner_kind +
+                    " is written inside `workload`, where KubeDL's controller does not read it (it reads " +
+                    location.path + ".apiVersion and .kind): judged as " + inner_kind);
+      }
+    }
+  }
+  const auto slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  const std::string prefix = render(location.part, label, out.name);
+  const WorkloadKind* row = policy.workload_kind(group, inner_kind);
+  // A wrapped kind with no row is judged by its pod templates, as `check` judges one.
+  std::optional<WorkloadKind> discovered;
+  if (row == nullptr && !inner_kind.empty() && policy.discovers(group, inner_kind) && body->IsObject()) {
+    discovered = discover_kind(*body, group, inner_kind);
+    if (discovered) {
+      row = &*discovered;
+      reader.note(prefix + ": " + discovery_note(*discovered));
+    }
+  }
+  // A TrainJob trial (Katib over Trainer v2) is judged as the JobSet its runtime makes.
+  std::optional<TrainJobBuild> built;
+  if (row != nullptr && !row->resolve.empty() && depth < kMaxWrapDepth) {
+    built = build_trainjob(*body, out.namespace_name, known, "no cluster view");
+    reader.note(prefix + ": " + built->note);
+    if (!built->missing.empty() || !built->resolution.error.empty()) return;
+  }
+  if (row == nullptr || depth >= kMaxWrapDepth) {
+    reader.note(prefix + ": " + (inner_kind.empty() ? std::string("an object without a kind") : inner_kind) +
+                (row == nullptr ? " is not in the workload table" : " is not evaluated inside a wrapper"));
+    return;
+  }
+  WorkloadView wrapped;
+  wrapped.name = JsonReader::string_member(JsonReader::member(body, "metadata"), "name");
+  if (built) {
+    locate_pod_templates(reader, built->resolution.object, at, *row, wrapped, &policy, depth + 1, known);
+  } else {
+    locate_pod_templates(reader, *body, inline_kind ? workload_path : at, *row, wrapped, &policy, depth + 1, known);
+  }
+  for (auto& pod : wrapped.pods) {
+    pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
+    if (pod.wrapped_kind.empty()) {
+      pod.wrapped_group = group;
+      pod.wrapped_kind = inner_kind;
+    }
+    pod.without_accelerator = pod.without_accelerator || location.without_accelerator;
+    out.pods.push_back(std::move(pod));
+  }
+  out.entrypoints.insert(out.entrypoints.end(), wrapped.entrypoints.begin(), wrapped.entrypoints.end());
+}
+
+// wrapped_text: the text a text location holds: the string itself, or with `config_map`
+// the entry of the ConfigMap it refers to. Empty, with a note, when it cannot be had.
+std::string wrapped_text(JsonReader& reader, const Value& value, const JsonPath& at, const std::string& prefix,
+                         const PodTemplateLocation& location, const WorkloadView& out, const ClusterSnapshot* known) {
+  if (!location.config_map) return reader.string(&value, at);
+  if (reader.object(&value, at) == nullptr) return {};
+  const std::string name = JsonReader::string_member(&value, "configMapName");
+  std::string namespace_name = JsonReader::string_member(&value, "configMapNamespace");
+  if (namespace_name.empty()) namespace_name = out.namespace_name;
+  const std::string key = JsonReader::string_member(&value, "templatePath");
+  const StringMap* data = known != nullptr ? known->config_map(namespace_name, name) : nullptr;
+  const auto entry = data != nullptr ? data->find(key) : StringMap::const_iterator();
+  if (data == nullptr || entry == data->end()) {
+    reader.note(prefix + ": not evaluated: its template is " + (key.empty() ? "" : "entry " + key + " of ") +
+                "ConfigMap " + namespace_name + "/" + name + ", which is not in view");
+    return {};
+  }
+  return entry->second;
+}
+
+// locate_wrapped: the objects a wrapper kind holds (WorkloadKind::wraps), whether kept as
+// objects or as text (Katib's Go templates, ConfigMap entries).
 void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
                     WorkloadView& out, const Policy& policy, int depth, const ClusterSnapshot* known) {
   for (const auto& location : kind.wraps) {
     walk_template_path(
         reader, object, path, location.path, [&](const Value& inner, const JsonPath& at, const std::string& label) {
-          if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
-          const std::string api_version = JsonReader::string_member(&inner, "apiVersion");
-          const std::string inner_kind = JsonReader::string_member(&inner, "kind");
-          // KubeDL's CronTemplateSpec keeps the kind inline and the object in `workload`.
-          const Value* body = &inner;
-          const JsonPath workload_path{&at, "workload"};
-          const Value* workload = JsonReader::member(&inner, "workload");
-          const bool inline_kind = workload != nullptr && workload->IsObject() && !inner.HasMember("spec");
-          if (inline_kind) body = workload;
-          const auto slash = api_version.find('/');
-          const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+          if (location.text.empty() && !location.config_map) {
+            return locate_one_wrapped(reader, inner, at, label, location, out, policy, depth, known);
+          }
           const std::string prefix = render(location.part, label, out.name);
-          const WorkloadKind* row = policy.workload_kind(group, inner_kind);
-          // A wrapped kind with no row is judged by its pod templates, as `check` judges one.
-          std::optional<WorkloadKind> discovered;
-          if (row == nullptr && !inner_kind.empty() && policy.discovers(group, inner_kind) && body->IsObject()) {
-            discovered = discover_kind(*body, group, inner_kind);
-            if (discovered) {
-              row = &*discovered;
-              reader.note(prefix + ": " + discovery_note(*discovered));
-            }
+          const std::string text = wrapped_text(reader, inner, at, prefix, location, out, known);
+          if (text.empty()) return;
+          const WrappedText parsed =
+              parse_wrapped_text(text, location.text == "goTemplate" ? TextSyntax::kGoTemplate : TextSyntax::kYaml);
+          if (!parsed.error.empty()) {
+            return reader.note(prefix + ": not evaluated: its template text cannot be read (" + parsed.error + ")");
           }
-          // A TrainJob trial (Katib over Trainer v2) is judged as the JobSet its runtime makes.
-          std::optional<TrainJobBuild> built;
-          if (row != nullptr && !row->resolve.empty() && depth < kMaxWrapDepth) {
-            built = build_trainjob(*body, out.namespace_name, known, "no cluster view");
-            reader.note(prefix + ": " + built->note);
-            if (!built->missing.empty() || !built->resolution.error.empty()) return;
-          }
-          if (row == nullptr || depth >= kMaxWrapDepth) {
-            reader.note(prefix + ": " + (inner_kind.empty() ? std::string("an object without a kind") : inner_kind) +
-                        (row == nullptr ? " is not in the workload table" : " is not evaluated inside a wrapper"));
-            return;
-          }
-          WorkloadView wrapped;
-          wrapped.name = JsonReader::string_member(JsonReader::member(body, "metadata"), "name");
-          if (built) {
-            locate_pod_templates(reader, built->resolution.object, at, *row, wrapped, &policy, depth + 1, known);
-          } else {
-            locate_pod_templates(reader, *body, inline_kind ? workload_path : at, *row, wrapped, &policy, depth + 1,
-                                 known);
-          }
-          for (auto& pod : wrapped.pods) {
-            pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
-            if (pod.wrapped_kind.empty()) {
-              pod.wrapped_group = group;
-              pod.wrapped_kind = inner_kind;
-            }
-            pod.without_accelerator = pod.without_accelerator || location.without_accelerator;
-            out.pods.push_back(std::move(pod));
-          }
-          out.entrypoints.insert(out.entrypoints.end(), wrapped.entrypoints.begin(), wrapped.entrypoints.end());
+          locate_one_wrapped(reader, parsed.document, at, label, location, out, policy, depth, known);
         });
   }
 }
 
+// kind_name: "MXJob (kubeflow.org)".
+std::string kind_name(const WorkloadKind& kind) {
+  return kind.kind + (kind.group.empty() ? "" : " (" + kind.group + ")");
+}
+
 }  // namespace
 
-void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
-                          WorkloadView& out, const Policy* policy, int depth, const ClusterSnapshot* known) {
-  if (policy != nullptr) locate_wrapped(reader, object, path, kind, out, *policy, depth, known);
+namespace {
+
+// locate_templates: the pod templates at the row's template paths.
+void locate_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                      WorkloadView& out) {
   const ControllerVolumes added = controller_volumes(reader, object, path, kind);
   for (const auto& entrypoint : kind.entrypoints) {
     walk_template_path(reader, object, path, entrypoint, [&](const Value& v, const JsonPath& at, const std::string&) {
@@ -254,6 +312,51 @@ void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPat
           add_controller_labels(pod, kind, location, label, out.name);
           out.pods.push_back(std::move(pod));
         });
+  }
+}
+
+// locate_elsewhere: a listed kind with no pod template where its row looks. Another version
+// of a training kind keeps them elsewhere (Kubeflow's MXJob v1alpha1 has a list
+// `replicaSpecs`, not a map `mxReplicaSpecs`): with policy judgeUnlistedKinds they are found
+// by their shape, as a kind without a row is, and judged with the row's class. Otherwise the
+// report says that nothing of the object was read, rather than passing it in silence.
+void locate_elsewhere(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                      WorkloadView& out, const Policy* policy) {
+  std::string looked;
+  for (const auto* locations : {&kind.templates, &kind.wraps}) {
+    for (const auto& l : *locations) looked += (looked.empty() ? "" : ", ") + (l.path.empty() ? "." : l.path);
+  }
+  if (looked.empty()) return;
+  const std::string said = "kind " + kind_name(kind) + ": no pod template at " + looked + ", where its row looks";
+  // Only a training kind's: other kinds may have none on purpose (a RayJob that runs on an
+  // existing cluster, clusterSelector, keeps only its submitter's template). A wrapper's
+  // own spec holds its wrapped object's templates: those are that kind's to judge.
+  std::optional<WorkloadKind> found;
+  if (policy != nullptr && policy->judge_unlisted_kinds && kind.wraps.empty() &&
+      kind.workload_class == WorkloadClass::kTraining) {
+    found = discover_kind(object, kind.group, kind.kind);
+  }
+  if (!found) return reader.note(said + ": nothing in it was evaluated");
+  WorkloadKind row = kind;
+  row.templates = std::move(found->templates);
+  row.entrypoints.insert(row.entrypoints.end(), found->entrypoints.begin(), found->entrypoints.end());
+  std::string paths;
+  for (const auto& t : row.templates) paths += (paths.empty() ? "" : ", ") + t.path;
+  reader.note(said + " (another version of the kind?): judged at the pod templates found at " + paths +
+              " (policy judgeUnlistedKinds)");
+  locate_templates(reader, object, path, row, out);
+}
+
+}  // namespace
+
+void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
+                          WorkloadView& out, const Policy* policy, int depth, const ClusterSnapshot* known) {
+  const std::size_t pods = out.pods.size();
+  const std::size_t notes = reader.notes().size();  // a wrapper may have said why it found none
+  if (policy != nullptr) locate_wrapped(reader, object, path, kind, out, *policy, depth, known);
+  locate_templates(reader, object, path, kind, out);
+  if (out.pods.size() == pods && reader.notes().size() == notes && reader.ok()) {
+    locate_elsewhere(reader, object, path, kind, out, policy);
   }
 }
 

@@ -286,7 +286,8 @@ class PolicyParser {
 
   PodTemplateLocation location(const YAML::Node& node, const std::string& key) const {
     if (!node.IsMap())
-      fail(node, key, "expected a mapping with path, part, podLabels and (in wraps) withoutAccelerator");
+      fail(node, key,
+           "expected a mapping with path, part, podLabels and (in wraps) withoutAccelerator, text, configMap");
     PodTemplateLocation out;
     for (const auto& entry : node) {
       const std::string field = key + "." + entry.first.Scalar();
@@ -299,8 +300,14 @@ class PolicyParser {
         out.pod_labels = label_patterns(entry.second, field);
       } else if (entry.first.Scalar() == "withoutAccelerator" && key.ends_with(".wraps")) {
         out.without_accelerator = boolean(entry.second, field);
+      } else if (entry.first.Scalar() == "text" && key.ends_with(".wraps")) {
+        out.text = scalar(entry.second, field);
+        if (out.text != "yaml" && out.text != "goTemplate") fail(entry.second, field, "expected yaml or goTemplate");
+      } else if (entry.first.Scalar() == "configMap" && key.ends_with(".wraps")) {
+        out.config_map = boolean(entry.second, field);
       } else {
-        fail(entry.first, field, "unknown key (known: path, part, podLabels, and withoutAccelerator in wraps)");
+        fail(entry.first, field,
+             "unknown key (known: path, part, podLabels, and withoutAccelerator, text, configMap in wraps)");
       }
     }
     return out;

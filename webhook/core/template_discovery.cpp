@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -29,14 +30,30 @@ bool pod_template(const Value& value) {
   return containers != nullptr && containers->IsArray() && !containers->Empty() && (*containers)[0].IsObject();
 }
 
-// Elements that each carry a string `name` are labelled by it (Volcano-like task lists);
-// others by their index.
+// label_key: the member that names each element of `array`: `name` (Volcano-like task
+// lists), or else a member named like a replica type (Kubeflow's v1alpha1 operators keep
+// a list of replicas, each with `tfReplicaType: MASTER`, `mxReplicaType`, `replicaType`),
+// as long as every element holds it as a string. Empty: elements are labelled by index.
+std::string label_key(const Value& array) {
+  if (array.Empty() || !array.Begin()->IsObject()) return {};
+  const auto every = [&](const Value& key) {
+    return std::all_of(array.Begin(), array.End(), [&](const Value& e) {
+      const Value* v = JsonReader::member(&e, std::string_view(key.GetString(), key.GetStringLength()));
+      return v != nullptr && v->IsString();
+    });
+  };
+  const Value name("name");
+  if (every(name)) return "name";
+  for (const auto& m : array.Begin()->GetObject()) {
+    std::string lowered(m.name.GetString(), m.name.GetStringLength());
+    for (auto& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lowered.ends_with("replicatype") && every(m.name)) return std::string(m.name.GetString());
+  }
+  return {};
+}
+
 std::string array_segment(std::string_view field, const Value& array) {
-  const bool named = !array.Empty() && std::all_of(array.Begin(), array.End(), [](const Value& e) {
-    const Value* name = JsonReader::member(&e, "name");
-    return name != nullptr && name->IsString();
-  });
-  return std::string(field) + (named ? "[name]" : "[]");
+  return std::string(field) + "[" + label_key(array) + "]";
 }
 
 // command_list: a non-empty list of strings named like a command (`cmd`, `command`,

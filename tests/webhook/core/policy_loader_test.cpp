@@ -291,12 +291,23 @@ INSTANTIATE_TEST_SUITE_P(
                   "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template, "
                   "withoutAccelerator: true}]\n",
                   4,
-                  {"workloadKinds.templates.withoutAccelerator", "unknown key", "withoutAccelerator in wraps"}},
+                  {"workloadKinds.templates.withoutAccelerator", "unknown key",
+                   "withoutAccelerator, text, configMap in wraps"}},
         BadPolicy{"wraps_without_accelerator_not_boolean",
                   "workloadKinds:\n  - kind: Experiment\n    group: kubeflow.org\n    wraps: [{path: spec.x, "
                   "part: trial, withoutAccelerator: often}]\n",
                   4,
                   {"workloadKinds.wraps.withoutAccelerator"}},
+        BadPolicy{"wraps_text_unknown_syntax",
+                  "workloadKinds:\n  - kind: Experiment\n    group: kubeflow.org\n    wraps: [{path: spec.x, "
+                  "part: trial, text: jinja}]\n",
+                  4,
+                  {"workloadKinds.wraps.text", "expected yaml or goTemplate"}},
+        BadPolicy{"template_text",
+                  "workloadKinds:\n  - kind: Job\n    group: batch\n    templates: [{path: spec.template, "
+                  "configMap: true}]\n",
+                  4,
+                  {"workloadKinds.templates.configMap", "unknown key"}},
         BadPolicy{"unknown_check_id",
                   "# checks\nenabledChecks:\n  - gpu-health\n",
                   3,

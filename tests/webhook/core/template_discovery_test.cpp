@@ -154,6 +154,21 @@ const kubegap::Finding* finding_of(const kubegap::CheckedObject& object, const s
   return it == object.findings.end() ? nullptr : &*it;
 }
 
+// Kubeflow's v1alpha1 operators keep a list of replicas, each naming its type.
+TEST(DiscoverKind, ListElementsAreNamedByTheirReplicaTypeWhenEveryOneHasIt) {
+  const auto typed = parse(std::string(R"({"spec": {"replicaSpecs": [{"tfReplicaType": "MASTER", "template": )") +
+                           kPod + R"(}, {"tfReplicaType": "PS", "template": )" + kPod + R"(}]}})");
+  const auto row = discover_kind(typed, "kubeflow.org", "TFJob");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(paths_of(*row), (std::vector<std::string>{"spec.replicaSpecs[tfReplicaType].template"}));
+  // One element without it: by index.
+  const auto mixed = parse(std::string(R"({"spec": {"replicaSpecs": [{"replicaType": "MASTER", "template": )") + kPod +
+                           R"(}, {"template": )" + kPod + R"(}]}})");
+  const auto by_index = discover_kind(mixed, "kubeflow.org", "PyTorchJob");
+  ASSERT_TRUE(by_index.has_value());
+  EXPECT_EQ(paths_of(*by_index), (std::vector<std::string>{"spec.replicaSpecs[].template"}));
+}
+
 TEST(CheckUnlistedKind, ATrainingRunInAKindWithNoRowIsJudgedAndSaysHow) {
   const auto report = kubegap::check_text(kAdaptDLJob, "adaptdl.yaml", kubegap::default_policy());
   ASSERT_EQ(report.objects.size(), 1u);

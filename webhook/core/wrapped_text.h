@@ -1,0 +1,43 @@
+#pragma once
+// Objects kept as text inside another object: Katib v1alpha3 Experiments hold their trial
+// Job as Go template text (`spec.trialTemplate.goTemplate.rawTemplate`), and both Katib
+// versions may keep it in a ConfigMap (`trialTemplate.configMap`, `goTemplate.templateSpec`)
+// instead. The text is parsed into a document the pod template locator walks like any
+// wrapped object.
+//
+//   WrappedText parsed = parse_wrapped_text(text, TextSyntax::kGoTemplate);
+//   if (parsed.error.empty()) ... parsed.document ...
+
+#include <rapidjson/document.h>
+
+#include <string>
+#include <string_view>
+
+namespace kubegap {
+
+// kTemplateValue: what a Go template action that stands for a value becomes: a
+// deploy-time placeholder, read like an envsubst `${VAR}` (a quantity `${template}`
+// counts as requested; a save path `/out/${template}` is a path set when it is rendered).
+inline constexpr std::string_view kTemplateValue = "${template}";
+
+enum class TextSyntax {
+  kYaml,        // YAML (or JSON) text
+  kGoTemplate,  // YAML with Go template actions ({{.Trial}}, {{- range .}} ... {{- end}})
+};
+
+// neutralize_go_template: Go template text as YAML a parser reads. A line that holds only
+// actions (`{{- with .HyperParameters}}`, `{{- end}}`) is dropped: what a range repeats is
+// then read once. Any other action becomes kTemplateValue. An action left open (`{{`
+// without `}}`) runs to the end of its line.
+std::string neutralize_go_template(std::string_view text);
+
+struct WrappedText {
+  rapidjson::Document document;  // the one object the text holds
+  std::string error;             // why there is none: a syntax error, not one object
+};
+
+// parse_wrapped_text: the single object `text` holds. Bounded as every YAML text is (the
+// node budget of webhook/core/yaml_json.h).
+WrappedText parse_wrapped_text(std::string_view text, TextSyntax syntax);
+
+}  // namespace kubegap

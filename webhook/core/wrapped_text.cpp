@@ -47,6 +47,11 @@ std::string neutralize_go_template(std::string_view text) {
 
 WrappedText parse_wrapped_text(std::string_view text, TextSyntax syntax) {
   WrappedText out;
+  if (text.size() > kMaxWrappedTextBytes) {
+    out.error =
+        "it is " + std::to_string(text.size()) + " bytes, over the " + std::to_string(kMaxWrappedTextBytes) + " read";
+    return out;
+  }
   const std::string neutral = syntax == TextSyntax::kGoTemplate ? neutralize_go_template(text) : std::string();
   ParsedYaml parsed = parse_yaml_text(syntax == TextSyntax::kGoTemplate ? std::string_view(neutral) : text, "text");
   if (!parsed.problems.empty()) {

@@ -10,6 +10,7 @@
 
 #include <rapidjson/document.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -31,13 +32,20 @@ enum class TextSyntax {
 // without `}}`) runs to the end of its line.
 std::string neutralize_go_template(std::string_view text);
 
+// kMaxWrappedTextBytes: the longest text read. A YAML parser keeps a few hundred bytes per
+// node, and this text arrives in an admission request, outside the memory budget that
+// charges the request's own decode: a 3 MiB template of tiny nodes could take the webhook
+// past its memory. Katib's trial templates are a few KiB.
+inline constexpr std::size_t kMaxWrappedTextBytes = 64 * 1024;
+
 struct WrappedText {
   rapidjson::Document document;  // the one object the text holds
   std::string error;             // why there is none: a syntax error, not one object
 };
 
-// parse_wrapped_text: the single object `text` holds. Bounded as every YAML text is (the
-// node budget of webhook/core/yaml_json.h).
+// parse_wrapped_text: the single object `text` holds. A text over kMaxWrappedTextBytes is
+// not read (an error saying so); aliases are bounded as in every YAML text (the node
+// budget of webhook/core/yaml_json.h).
 WrappedText parse_wrapped_text(std::string_view text, TextSyntax syntax);
 
 }  // namespace kubegap

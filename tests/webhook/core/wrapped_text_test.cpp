@@ -59,6 +59,12 @@ TEST(ParseWrappedText, ReadsOneObjectAndSaysWhyWhenItCannot) {
   const auto two = parse_wrapped_text("a: 1\n---\nb: 2\n", TextSyntax::kYaml);
   EXPECT_NE(two.error.find("expected one object"), std::string::npos) << two.error;
   EXPECT_FALSE(parse_wrapped_text("- 1\n- 2\n", TextSyntax::kYaml).error.empty());
+  // A text past the bound is not parsed at all (a review's text is outside its memory budget).
+  std::string big = "a: [";
+  while (big.size() < kubegap::kMaxWrappedTextBytes) big += "1,";
+  big += "1]\n";
+  const auto refused = parse_wrapped_text(big, TextSyntax::kYaml);
+  EXPECT_NE(refused.error.find("bytes, over the 65536 read"), std::string::npos) << refused.error;
 }
 
 const kubegap::Finding* finding_of(const kubegap::CheckedObject& object, const std::string& check) {

@@ -1003,6 +1003,29 @@ TEST(WorkloadKinds, AKatibTrialOnCpuIsJudgedWhenItsCommandTrains) {
   EXPECT_TRUE(evaluates.warnings.empty()) << listing(evaluates.warnings);
 }
 
+// A Katib v1alpha3 Experiment, as the API server sends it: its trial is Go template text.
+// The webhook reads it; a v1beta1 trial template in a ConfigMap it cannot see is noted.
+TEST(WorkloadKinds, AKatibV1alpha3TrialInGoTemplateTextIsJudgedInTheReview) {
+  const auto v1alpha3 = parse_json(R"({"apiVersion":"kubeflow.org/v1alpha3","kind":"Experiment",
+    "metadata":{"name":"hpo","namespace":"ml"},"spec":{"trialTemplate":{"goTemplate":{"rawTemplate":
+    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{.Trial}}\nspec:\n  template:\n    spec:\n      containers:\n      - name: {{.Trial}}\n        image: example/train\n        command:\n        - python3\n        - /opt/train.py\n        - --model-dir=/tmp/model\n        {{- with .HyperParameters}}\n        {{- range .}}\n        - \"{{.Name}}={{.Value}}\"\n        {{- end}}\n        {{- end}}\n        resources:\n          limits: {nvidia.com/gpu: 1}\n      restartPolicy: Never\n"}}}})");
+  const Answer text = answer(Harness(), review_for(v1alpha3));
+  ASSERT_EQ(text.warnings_of(kCheckpoint).size(), 1u) << listing(text.warnings);
+  EXPECT_NE(text.warnings_of(kCheckpoint)[0].find("trial"), std::string::npos) << text.warnings_of(kCheckpoint)[0];
+
+  const auto in_config_map = parse_json(R"({"apiVersion":"kubeflow.org/v1beta1","kind":"Experiment",
+    "metadata":{"name":"hpo","namespace":"ml"},"spec":{"trialTemplate":{"configMap":
+    {"configMapName":"trial-templates","templatePath":"train.yaml"}}}})");
+  const Answer unseen = answer(Harness(), review_for(in_config_map));
+  EXPECT_TRUE(unseen.warnings.empty()) << listing(unseen.warnings);
+  std::string notes;
+  for (const auto& [key, value] : unseen.annotations) notes += key + "=" + value + "\n";
+  EXPECT_NE(notes.find("trial: not evaluated: its template is entry train.yaml of ConfigMap ml/trial-templates, "
+                       "which is not in view"),
+            std::string::npos)
+      << notes;
+}
+
 // A runtime reviewed on its own is a template: mounting nothing for its trainer is a note
 // (each TrainJob is judged with what it patches in); mounting a volume that dies with the
 // pod is a warning (every TrainJob inherits it).

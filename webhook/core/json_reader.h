@@ -60,9 +60,25 @@ class JsonReader {
   // notes() are copied into the view's notes by the caller. Bounded: a hostile object
   // with thousands of placeholders keeps the first few.
   void note(std::string text) {
+    ++noted_;
     if (notes_.size() < kMaxNotes) notes_.push_back(std::move(text));
   }
   const std::vector<std::string>& notes() const { return notes_; }
+  // noted: how many notes were made, kept or not.
+  std::size_t noted() const { return noted_; }
+  // prefix_notes: names where the notes kept from the `from`-th on were made ("trial: ").
+  void prefix_notes(std::size_t from, const std::string& prefix) {
+    for (std::size_t i = from; i < notes_.size(); ++i) notes_[i].insert(0, prefix);
+  }
+
+  // draw_text: counts `bytes` of text the object keeps as text (a wrapped template) toward
+  // `limit` for the whole object; false, counting nothing, when they do not fit. An
+  // AppWrapper of forty Experiments parses no more than one would.
+  bool draw_text(std::size_t bytes, std::size_t limit) {
+    if (bytes > limit || text_drawn_ > limit - bytes) return false;
+    text_drawn_ += bytes;
+    return true;
+  }
 
   // each: calls fn(element, element_path) for every element of an array value.
   template <typename Fn>
@@ -80,6 +96,8 @@ class JsonReader {
   static constexpr std::size_t kMaxNotes = 8;
   std::string error_;
   std::vector<std::string> notes_;
+  std::size_t noted_ = 0;
+  std::size_t text_drawn_ = 0;
 };
 
 }  // namespace kubegap

@@ -203,11 +203,13 @@ void locate_one_wrapped(JsonReader& reader, const Value& inner, const JsonPath& 
   }
   WorkloadView wrapped;
   wrapped.name = JsonReader::string_member(JsonReader::member(body, "metadata"), "name");
+  const std::size_t notes = reader.notes().size();  // the wrapped object's notes are named for it
   if (built) {
     locate_pod_templates(reader, built->resolution.object, at, *row, wrapped, &policy, depth + 1, known);
   } else {
     locate_pod_templates(reader, *body, inline_kind ? workload_path : at, *row, wrapped, &policy, depth + 1, known);
   }
+  reader.prefix_notes(notes, prefix + ": ");
   for (auto& pod : wrapped.pods) {
     pod.part = prefix + (pod.part.empty() ? "" : ": " + pod.part);
     if (pod.wrapped_kind.empty()) {
@@ -223,21 +225,50 @@ void locate_one_wrapped(JsonReader& reader, const Value& inner, const JsonPath& 
 // wrapped_text: the text a text location holds: the string itself, or with `config_map`
 // the entry of the ConfigMap it refers to. Empty, with a note, when it cannot be had.
 std::string wrapped_text(JsonReader& reader, const Value& value, const JsonPath& at, const std::string& prefix,
-                         const PodTemplateLocation& location, const WorkloadView& out, const ClusterSnapshot* known) {
+                         const PodTemplateLocation& location, const ClusterSnapshot* known) {
   if (!location.config_map) return reader.string(&value, at);
   if (reader.object(&value, at) == nullptr) return {};
   const std::string name = JsonReader::string_member(&value, "configMapName");
-  std::string namespace_name = JsonReader::string_member(&value, "configMapNamespace");
-  if (namespace_name.empty()) namespace_name = out.namespace_name;
+  const std::string namespace_name = JsonReader::string_member(&value, "configMapNamespace");
   const std::string key = JsonReader::string_member(&value, "templatePath");
+  // Katib reads the namespace as given (its v1beta1 validator refuses an empty one): no guess.
+  if (name.empty() || namespace_name.empty() || key.empty()) {
+    reader.note(prefix + ": not evaluated: its template's ConfigMap reference names no " +
+                (name.empty()             ? "configMapName"
+                 : namespace_name.empty() ? "configMapNamespace"
+                                          : "templatePath"));
+    return {};
+  }
   const StringMap* data = known != nullptr ? known->config_map(namespace_name, name) : nullptr;
   const auto entry = data != nullptr ? data->find(key) : StringMap::const_iterator();
   if (data == nullptr || entry == data->end()) {
-    reader.note(prefix + ": not evaluated: its template is " + (key.empty() ? "" : "entry " + key + " of ") +
-                "ConfigMap " + namespace_name + "/" + name + ", which is not in view");
+    reader.note(prefix + ": not evaluated: its template is entry " + key + " of ConfigMap " + namespace_name + "/" +
+                name + ", which is not in view");
     return {};
   }
+  if (entry->second.empty()) reader.note(prefix + ": not evaluated: its template, entry " + key + ", is empty");
   return entry->second;
+}
+
+// locate_text_object: an object read from text. Its shape errors are its own (a
+// `${template}` where a list belongs): the trial is not evaluated, and the wrapper and its
+// other parts still are.
+void locate_text_object(JsonReader& reader, const Value& object, const JsonPath& at, const std::string& label,
+                        const PodTemplateLocation& location, WorkloadView& out, const Policy& policy, int depth,
+                        const ClusterSnapshot* known) {
+  JsonReader own;
+  WorkloadView staged;
+  staged.name = out.name;
+  staged.namespace_name = out.namespace_name;
+  locate_one_wrapped(own, object, at, label, location, staged, policy, depth, known);
+  const std::string prefix = render(location.part, label, out.name);
+  if (!own.ok())
+    return reader.note(prefix + ": not evaluated: its template text does not read as its kind (" + own.error() + ")");
+  for (const auto& n : own.notes()) reader.note(n);
+  if (own.noted() > own.notes().size())
+    reader.note(prefix + ": " + std::to_string(own.noted() - own.notes().size()) + " more notes not kept");
+  for (auto& pod : staged.pods) out.pods.push_back(std::move(pod));
+  out.entrypoints.insert(out.entrypoints.end(), staged.entrypoints.begin(), staged.entrypoints.end());
 }
 
 // locate_wrapped: the objects a wrapper kind holds (WorkloadKind::wraps), whether kept as
@@ -251,14 +282,19 @@ void locate_wrapped(JsonReader& reader, const Value& object, const JsonPath& pat
             return locate_one_wrapped(reader, inner, at, label, location, out, policy, depth, known);
           }
           const std::string prefix = render(location.part, label, out.name);
-          const std::string text = wrapped_text(reader, inner, at, prefix, location, out, known);
+          const std::string text = wrapped_text(reader, inner, at, prefix, location, known);
           if (text.empty()) return;
+          if (!reader.draw_text(text.size(), kMaxWrappedTextBytes)) {
+            return reader.note(prefix + ": not evaluated: its template text (" + std::to_string(text.size()) +
+                               " bytes) is past the " + std::to_string(kMaxWrappedTextBytes) +
+                               " bytes of text read for one object");
+          }
           const WrappedText parsed =
               parse_wrapped_text(text, location.text == "goTemplate" ? TextSyntax::kGoTemplate : TextSyntax::kYaml);
           if (!parsed.error.empty()) {
             return reader.note(prefix + ": not evaluated: its template text cannot be read (" + parsed.error + ")");
           }
-          locate_one_wrapped(reader, parsed.document, at, label, location, out, policy, depth, known);
+          locate_text_object(reader, parsed.document, at, label, location, out, policy, depth, known);
         });
   }
 }
@@ -342,9 +378,11 @@ void locate_elsewhere(JsonReader& reader, const Value& object, const JsonPath& p
   row.entrypoints.insert(row.entrypoints.end(), found->entrypoints.begin(), found->entrypoints.end());
   std::string paths;
   for (const auto& t : row.templates) paths += (paths.empty() ? "" : ", ") + t.path;
+  const std::size_t pods = out.pods.size();
+  locate_templates(reader, object, path, row, out);
+  if (out.pods.size() == pods) return reader.note(said + ": nothing in it was evaluated");
   reader.note(said + " (another version of the kind?): judged at the pod templates found at " + paths +
               " (policy judgeUnlistedKinds)");
-  locate_templates(reader, object, path, row, out);
 }
 
 }  // namespace
@@ -352,10 +390,10 @@ void locate_elsewhere(JsonReader& reader, const Value& object, const JsonPath& p
 void locate_pod_templates(JsonReader& reader, const Value& object, const JsonPath& path, const WorkloadKind& kind,
                           WorkloadView& out, const Policy* policy, int depth, const ClusterSnapshot* known) {
   const std::size_t pods = out.pods.size();
-  const std::size_t notes = reader.notes().size();  // a wrapper may have said why it found none
+  const std::size_t notes = reader.noted();  // a wrapper may have said why it found none
   if (policy != nullptr) locate_wrapped(reader, object, path, kind, out, *policy, depth, known);
   locate_templates(reader, object, path, kind, out);
-  if (out.pods.size() == pods && reader.notes().size() == notes && reader.ok()) {
+  if (out.pods.size() == pods && reader.noted() == notes && reader.ok()) {
     locate_elsewhere(reader, object, path, kind, out, policy);
   }
 }

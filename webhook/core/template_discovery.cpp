@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -30,30 +29,28 @@ bool pod_template(const Value& value) {
   return containers != nullptr && containers->IsArray() && !containers->Empty() && (*containers)[0].IsObject();
 }
 
-// label_key: the member that names each element of `array`: `name` (Volcano-like task
-// lists), or else a member named like a replica type (Kubeflow's v1alpha1 operators keep
-// a list of replicas, each with `tfReplicaType: MASTER`, `mxReplicaType`, `replicaType`),
-// as long as every element holds it as a string. Empty: elements are labelled by index.
-std::string label_key(const Value& array) {
-  if (array.Empty() || !array.Begin()->IsObject()) return {};
-  const auto every = [&](const Value& key) {
-    return std::all_of(array.Begin(), array.End(), [&](const Value& e) {
-      const Value* v = JsonReader::member(&e, std::string_view(key.GetString(), key.GetStringLength()));
+// kLabelKeys: the members that name each element of a list of pod templates: `name`
+// (Volcano-like task lists), or the replica type of Kubeflow's v1alpha1 operators, which
+// keep a list of replicas (`tfReplicaType: MASTER`; tf-operator, pytorch-operator and
+// mxnet-operator v1alpha1 types). A fixed list: each is looked up once per element.
+constexpr std::array<std::string_view, 5> kLabelKeys = {"name", "tfReplicaType", "mxReplicaType", "pytorchReplicaType",
+                                                        "replicaType"};
+
+// label_key: the first of kLabelKeys that every element of `array` holds as a string, or
+// empty: the elements are then labelled by their index.
+std::string_view label_key(const Value& array) {
+  for (const auto key : kLabelKeys) {
+    const bool every = !array.Empty() && std::all_of(array.Begin(), array.End(), [&](const Value& e) {
+      const Value* v = JsonReader::member(&e, key);
       return v != nullptr && v->IsString();
     });
-  };
-  const Value name("name");
-  if (every(name)) return "name";
-  for (const auto& m : array.Begin()->GetObject()) {
-    std::string lowered(m.name.GetString(), m.name.GetStringLength());
-    for (auto& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lowered.ends_with("replicatype") && every(m.name)) return std::string(m.name.GetString());
+    if (every) return key;
   }
   return {};
 }
 
 std::string array_segment(std::string_view field, const Value& array) {
-  return std::string(field) + "[" + label_key(array) + "]";
+  return std::string(field) + "[" + std::string(label_key(array)) + "]";
 }
 
 // command_list: a non-empty list of strings named like a command (`cmd`, `command`,

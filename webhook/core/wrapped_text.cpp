@@ -1,31 +1,39 @@
 #include "webhook/core/wrapped_text.h"
 
+#include <array>
+#include <cctype>
+
 #include "webhook/core/yaml_json.h"
 
 namespace kubegap {
 namespace {
 
-bool blank(std::string_view text) { return text.find_first_not_of(" \t\r") == std::string_view::npos; }
+// kControlWords: the actions that steer the template (text/template's if, range, with,
+// define, template, block, break, continue, else, end) rather than print a value.
+constexpr std::array<std::string_view, 10> kControlWords = {"if",     "else",     "end",   "range", "with",
+                                                            "define", "template", "block", "break", "continue"};
 
-// neutralize_line: one line with its actions replaced; `only_actions` says whether
-// nothing but actions and blanks was on it.
-std::string neutralize_line(std::string_view line, bool& only_actions) {
-  std::string out;
-  only_actions = true;
-  bool any = false;
-  for (std::size_t i = 0; i < line.size();) {
-    const std::size_t open = line.find("{{", i);
-    const std::string_view text = line.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i);
-    only_actions = only_actions && blank(text);
-    out += text;
-    if (open == std::string_view::npos) break;
-    const std::size_t close = line.find("}}", open + 2);
-    out += kTemplateValue;
-    any = true;
-    i = close == std::string_view::npos ? line.size() : close + 2;
+// control: whether the action whose body (between the braces, trim markers included) is
+// `body` only steers: a control word, a comment, or a variable being set.
+bool control(std::string_view body) {
+  std::size_t i = 0;
+  while (i < body.size() && (body[i] == '-' || std::isspace(static_cast<unsigned char>(body[i])))) ++i;
+  body.remove_prefix(i);
+  if (body.starts_with("/*")) return true;
+  if (body.starts_with('$') && body.find(":=") != std::string_view::npos) return true;  // $x := ...
+  std::size_t word = 0;
+  while (word < body.size() && std::isalpha(static_cast<unsigned char>(body[word]))) ++word;
+  const std::string_view first = body.substr(0, word);
+  for (const auto w : kControlWords) {
+    if (first == w) return true;
   }
-  only_actions = only_actions && any;
-  return out;
+  return false;
+}
+
+// blank_or_comment: what is left of a line once its actions are out says nothing YAML reads.
+bool blank_or_comment(std::string_view rest) {
+  const std::size_t start = rest.find_first_not_of(" \t\r");
+  return start == std::string_view::npos || rest[start] == '#';
 }
 
 }  // namespace
@@ -33,15 +41,39 @@ std::string neutralize_line(std::string_view line, bool& only_actions) {
 std::string neutralize_go_template(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (std::size_t start = 0; start < text.size();) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    bool only_actions = false;
-    std::string line = neutralize_line(text.substr(start, end - start), only_actions);
-    // A dropped line stays as an empty one: the lines of what follows keep their numbers.
-    if (!only_actions) out += line;
-    if (end < text.size()) out += '\n';
-    start = end + 1;
+  std::string line;      // the current line, actions out
+  bool actions = false;  // the current line held an action
+  const auto end_line = [&](bool newline) {
+    if (!(actions && blank_or_comment(line))) out += line;  // a line of actions only: dropped
+    if (newline) out += '\n';
+    line.clear();
+    actions = false;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "{{") == 0) {
+      // An action may run over lines (a comment): its lines stay, empty, so what follows
+      // keeps its line numbers. One left open runs to the end of the text.
+      const std::size_t close = text.find("}}", i + 2);
+      const std::size_t end = close == std::string_view::npos ? text.size() : close + 2;
+      const std::string_view body = text.substr(i + 2, (close == std::string_view::npos ? end : close) - i - 2);
+      if (!control(body)) line += kTemplateValue;
+      actions = true;
+      for (const char c : body) {
+        if (c != '\n') continue;
+        end_line(true);
+        actions = true;  // the action goes on on this line
+      }
+      i = end;
+      continue;
+    }
+    if (text[i] == '\n') {
+      end_line(true);
+    } else {
+      line += text[i];
+    }
+    ++i;
   }
+  end_line(false);
   return out;
 }
 
@@ -53,7 +85,10 @@ WrappedText parse_wrapped_text(std::string_view text, TextSyntax syntax) {
     return out;
   }
   const std::string neutral = syntax == TextSyntax::kGoTemplate ? neutralize_go_template(text) : std::string();
-  ParsedYaml parsed = parse_yaml_text(syntax == TextSyntax::kGoTemplate ? std::string_view(neutral) : text, "text");
+  // Text with no aliases has at most a node for every two bytes: aliases may repeat a
+  // little, never multiply what the text holds (the budget is the original text's).
+  ParsedYaml parsed = parse_yaml_text(syntax == TextSyntax::kGoTemplate ? std::string_view(neutral) : text, "text",
+                                      text.size() / 2 + 64, false);
   if (!parsed.problems.empty()) {
     const InputProblem& problem = parsed.problems.front();
     out.error = problem.line > 0 ? "line " + std::to_string(problem.line) + ": " + problem.message : problem.message;

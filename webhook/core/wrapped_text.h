@@ -26,16 +26,20 @@ enum class TextSyntax {
   kGoTemplate,  // YAML with Go template actions ({{.Trial}}, {{- range .}} ... {{- end}})
 };
 
-// neutralize_go_template: Go template text as YAML a parser reads. A line that holds only
-// actions (`{{- with .HyperParameters}}`, `{{- end}}`) is dropped: what a range repeats is
-// then read once. Any other action becomes kTemplateValue. An action left open (`{{`
-// without `}}`) runs to the end of its line.
+// neutralize_go_template: Go template text as YAML a parser reads. Actions that steer
+// (`if`, `else`, `range`, `with`, `end`, `define`, `template`, `block`, `break`,
+// `continue`, comments, `$x := ...`) are taken out; actions that print a value become
+// kTemplateValue. A line that held actions and is left blank (or with only a `# comment`)
+// is dropped: what a range repeats is read once, and every branch of an `if` is read. An
+// action may span lines (its lines stay, empty); one left open runs to the end.
 std::string neutralize_go_template(std::string_view text);
 
-// kMaxWrappedTextBytes: the longest text read. A YAML parser keeps a few hundred bytes per
-// node, and this text arrives in an admission request, outside the memory budget that
-// charges the request's own decode: a 3 MiB template of tiny nodes could take the webhook
-// past its memory. Katib's trial templates are a few KiB.
+// kMaxWrappedTextBytes: the most text read for one object, all its wrapped texts together
+// (JsonReader::draw_text). A YAML parser keeps a few hundred bytes per node, and this text
+// arrives in an admission request, outside the memory budget that charges the request's
+// own decode: a 3 MiB template of tiny nodes could take the webhook past its memory.
+// Katib's trial templates are a few KiB. Aliases may not multiply a text: its node budget
+// is a node for every two of its bytes.
 inline constexpr std::size_t kMaxWrappedTextBytes = 64 * 1024;
 
 struct WrappedText {

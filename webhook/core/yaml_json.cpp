@@ -509,12 +509,12 @@ bool parse_json_document(std::string_view part, YamlConversion& conversion, Pars
 
 }  // namespace
 
-ParsedYaml parse_yaml_text(std::string_view text, const std::string& file) {
+ParsedYaml parse_yaml_text(std::string_view text, const std::string& file, std::size_t node_budget, bool with_lines) {
   ParsedYaml out;
   YamlConversion conversion;
   // One budget for the whole text: every document of an alias bomb draws on it.
-  conversion.budget = yaml_node_budget(text.size());
-  conversion.field_line_bytes = 64 * text.size() + (std::size_t{1} << 20);
+  conversion.budget = node_budget != 0 ? node_budget : yaml_node_budget(text.size());
+  conversion.field_line_bytes = with_lines ? 64 * text.size() + (std::size_t{1} << 20) : 0;
   for (const TextDocument& part : split_documents(text)) {
     conversion.line_offset = part.first_line;
     if (parse_json_document(part.text, conversion, out)) continue;

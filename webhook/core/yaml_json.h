@@ -77,7 +77,10 @@ struct ParsedYaml {
 
 // parse_yaml_text: every non-empty document of `text`, each `---` part on its own so
 // that one part's syntax error costs only that part. Never throws on the text.
-ParsedYaml parse_yaml_text(std::string_view text, const std::string& file);
+// `node_budget`, when not 0, replaces yaml_node_budget(text.size()), and `with_lines`
+// false records no field lines (text read inside another object has lines of its own).
+ParsedYaml parse_yaml_text(std::string_view text, const std::string& file, std::size_t node_budget = 0,
+                           bool with_lines = true);
 
 // member_path, index_path: a child's field path, rendered exactly as JsonPath::render
 // renders it (no dot before the first name or before an index; an empty name adds

@@ -167,6 +167,12 @@ TEST(DiscoverKind, ListElementsAreNamedByTheirReplicaTypeWhenEveryOneHasIt) {
   const auto by_index = discover_kind(mixed, "kubeflow.org", "PyTorchJob");
   ASSERT_TRUE(by_index.has_value());
   EXPECT_EQ(paths_of(*by_index), (std::vector<std::string>{"spec.replicaSpecs[].template"}));
+  // Only the known names label: any other member (here one a path could not name) does not.
+  const auto dotted =
+      parse(std::string(R"({"spec": {"replicaSpecs": [{"a.mxReplicaType": "WORKER", "template": )") + kPod + R"(}]}})");
+  const auto unnamed = discover_kind(dotted, "kubeflow.org", "MXJob");
+  ASSERT_TRUE(unnamed.has_value());
+  EXPECT_EQ(paths_of(*unnamed), (std::vector<std::string>{"spec.replicaSpecs[].template"}));
 }
 
 TEST(CheckUnlistedKind, ATrainingRunInAKindWithNoRowIsJudgedAndSaysHow) {

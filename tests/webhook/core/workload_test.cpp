@@ -1015,7 +1015,7 @@ TEST(WorkloadKinds, AKatibV1alpha3TrialInGoTemplateTextIsJudgedInTheReview) {
 
   const auto in_config_map = parse_json(R"({"apiVersion":"kubeflow.org/v1beta1","kind":"Experiment",
     "metadata":{"name":"hpo","namespace":"ml"},"spec":{"trialTemplate":{"configMap":
-    {"configMapName":"trial-templates","templatePath":"train.yaml"}}}})");
+    {"configMapName":"trial-templates","configMapNamespace":"ml","templatePath":"train.yaml"}}}})");
   const Answer unseen = answer(Harness(), review_for(in_config_map));
   EXPECT_TRUE(unseen.warnings.empty()) << listing(unseen.warnings);
   std::string notes;

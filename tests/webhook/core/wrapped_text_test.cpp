@@ -40,8 +40,19 @@ TEST(NeutralizeGoTemplate, DropsLinesOfActionsOnlyAndMakesOtherActionsAPlacehold
             "\n");
 }
 
-TEST(NeutralizeGoTemplate, AnActionLeftOpenRunsToTheEndOfItsLineAndPlainTextIsUnchanged) {
-  EXPECT_EQ(neutralize_go_template("a: {{.X\nb: 1"), "a: ${template}\nb: 1");
+TEST(NeutralizeGoTemplate, ControlActionsGoWhereverTheyAreAndOnlyValuesRemain) {
+  // Inside a flow list, with a comment after them, across lines, setting a variable.
+  EXPECT_EQ(neutralize_go_template("command: [python3, x, {{- range .HyperParameters}} \"--{{.Name}}={{.Value}}\", "
+                                   "{{- end}} \"--x\"]"),
+            "command: [python3, x,  \"--${template}=${template}\",  \"--x\"]");
+  EXPECT_EQ(neutralize_go_template("a: 1\n  {{- range .HyperParameters}}  # each one\nb: 2"), "a: 1\n\nb: 2");
+  EXPECT_EQ(neutralize_go_template("image: t {{/* a note\n  *over* lines */}}\nb: 2"), "image: t \n\nb: 2");
+  EXPECT_EQ(neutralize_go_template("{{ $n := .Trial }}\nname: {{ $n }}"), "\nname: ${template}");
+  EXPECT_EQ(neutralize_go_template("{{- if .GPU}}\ngpu: 1\n{{- else}}\ngpu: 0\n{{- end}}"), "\ngpu: 1\n\ngpu: 0\n");
+}
+
+TEST(NeutralizeGoTemplate, AnActionLeftOpenRunsToTheEndAndPlainTextIsUnchanged) {
+  EXPECT_EQ(neutralize_go_template("a: {{.X\nb: 1"), "a: ${template}\n");
   EXPECT_EQ(neutralize_go_template("a: b\n  c: \"{ not an action }\""), "a: b\n  c: \"{ not an action }\"");
   EXPECT_EQ(neutralize_go_template(""), "");
 }
@@ -65,6 +76,15 @@ TEST(ParseWrappedText, ReadsOneObjectAndSaysWhyWhenItCannot) {
   big += "1]\n";
   const auto refused = parse_wrapped_text(big, TextSyntax::kYaml);
   EXPECT_NE(refused.error.find("bytes, over the 65536 read"), std::string::npos) << refused.error;
+  // Aliases may not multiply a text: nine levels of ten make a billion nodes from 300 bytes.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string p = "*a" + std::to_string(i - 1);
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + p;
+    for (int j = 1; j < 10; ++j) bomb += ", " + p;
+    bomb += "]\n";
+  }
+  EXPECT_FALSE(parse_wrapped_text(bomb, TextSyntax::kYaml).error.empty());
 }
 
 const kubegap::Finding* finding_of(const kubegap::CheckedObject& object, const std::string& check) {
@@ -211,6 +231,60 @@ spec:
   EXPECT_NE(notes_of(report.objects[0])
                 .find("kind TFJob is written inside `workload`, where KubeDL's controller "
                       "does not read it (it reads spec.template.apiVersion and .kind)"),
+            std::string::npos)
+      << notes_of(report.objects[0]);
+}
+
+// The text of one object is read up to one allowance, whatever wraps it: an AppWrapper of
+// many Experiments with large templates parses no more than one would.
+TEST(KatibTrialText, TheTextsOfOneObjectShareOneAllowanceAndTheirNotesNameTheirPlace) {
+  std::string experiment = kV1alpha3;
+  std::string indented;
+  for (std::size_t start = 0; start < experiment.size();) {
+    const auto end = experiment.find('\n', start);
+    indented += "        " + experiment.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  // Pad each template to 30,000 bytes with a comment line.
+  std::string padded = indented;
+  padded.replace(padded.find("{nvidia.com/gpu: 1}"), 19, "{nvidia.com/gpu: \"{{.GPUs}}\"}");
+  padded.insert(padded.find("\n                apiVersion: batch/v1") + 1,
+                "                # " + std::string(30000, 'x') + "\n");
+  std::string wrapper =
+      "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {name: aw}\nspec:\n"
+      "  components:\n";
+  for (int i = 0; i < 3; ++i) wrapper += "    - template:\n" + padded;
+  const auto report = kubegap::check_text(wrapper, "aw.yaml", kubegap::default_policy());
+  ASSERT_EQ(report.objects.size(), 1u);
+  const std::string notes = notes_of(report.objects[0]);
+  EXPECT_NE(notes.find("component 2: trial: not evaluated: its template text"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("bytes of text read for one object"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("component 1: trial: not evaluated"), std::string::npos) << notes;
+  // A note made inside a wrapped object names where it was made.
+  EXPECT_NE(notes.find("component 0: trial: resource nvidia.com/gpu"), std::string::npos) << notes;
+}
+
+TEST(KatibTrialText, TextThatDoesNotReadAsItsKindIsNotEvaluatedAndTheRestIsKept) {
+  std::string text = kV1alpha3;
+  // `args: {{.Args}}` reads as a string where a list belongs.
+  text.replace(text.find("                command:"), 24, "                args: {{.Args}}\n                command:");
+  const auto report = kubegap::check_text(text, "args.yaml", kubegap::default_policy());
+  ASSERT_TRUE(report.errors.empty()) << report.errors.front().text();
+  ASSERT_EQ(report.objects.size(), 1u);
+  EXPECT_NE(notes_of(report.objects[0]).find("trial: not evaluated: its template text does not read as its kind ("),
+            std::string::npos)
+      << notes_of(report.objects[0]);
+}
+
+TEST(KatibTrialText, AConfigMapReferenceWithoutItsNamespaceIsNotGuessed) {
+  std::string experiment = kConfigMapExperiment;
+  experiment.replace(experiment.find(" configMapNamespace: kubeflow,"), 30, "");
+  const auto report =
+      kubegap::check_text(std::string(kTrialConfigMap) + experiment, "cm.yaml", kubegap::default_policy());
+  ASSERT_EQ(report.objects.size(), 1u);
+  EXPECT_EQ(finding_of(report.objects[0], "checkpoint-volume"), nullptr);
+  EXPECT_NE(notes_of(report.objects[0])
+                .find("trial: not evaluated: its template's ConfigMap reference names no configMapNamespace"),
             std::string::npos)
       << notes_of(report.objects[0]);
 }

@@ -442,11 +442,13 @@ class ControlPlane:
         }
         self.kubectl("apply", "-f", "-", input=json.dumps(config))
         # The canary: a GPU pod sent with a server dry-run (never stored) in its own
-        # namespace, so it is told apart from the user's pods in the audit log.
+        # namespace, so it is told apart from the user's pods in the audit log. Its image is
+        # not an operating system image: one of those without a command runs nothing, a
+        # placeholder that gets no checks (policy placeholderCommands).
         self.kubectl("create", "namespace", CANARY_NAMESPACE, check=False)
         canary = {"apiVersion": "v1", "kind": "Pod",
                   "metadata": {"name": "canary", "namespace": CANARY_NAMESPACE},
-                  "spec": {"containers": [{"name": "c", "image": "busybox",
+                  "spec": {"containers": [{"name": "c", "image": "example.com/canary/train:1",
                                            "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
 
         # The API server picks the configuration up through an informer: wait until a

@@ -85,10 +85,11 @@ WrappedText parse_wrapped_text(std::string_view text, TextSyntax syntax) {
     return out;
   }
   const std::string neutral = syntax == TextSyntax::kGoTemplate ? neutralize_go_template(text) : std::string();
-  // Text with no aliases has at most a node for every two bytes: aliases may repeat a
-  // little, never multiply what the text holds (the budget is the original text's).
+  // Text with no aliases costs less than a node per byte (a node for every two bytes at
+  // most, and a node per 16 bytes of its strings): aliases may repeat a little, never
+  // multiply what the text holds (the budget is the original text's).
   ParsedYaml parsed = parse_yaml_text(syntax == TextSyntax::kGoTemplate ? std::string_view(neutral) : text, "text",
-                                      text.size() / 2 + 64, false);
+                                      text.size() + 64, false);
   if (!parsed.problems.empty()) {
     const InputProblem& problem = parsed.problems.front();
     out.error = problem.line > 0 ? "line " + std::to_string(problem.line) + ": " + problem.message : problem.message;

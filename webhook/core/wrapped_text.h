@@ -39,7 +39,7 @@ std::string neutralize_go_template(std::string_view text);
 // arrives in an admission request, outside the memory budget that charges the request's
 // own decode: a 3 MiB template of tiny nodes could take the webhook past its memory.
 // Katib's trial templates are a few KiB. Aliases may not multiply a text: its node budget
-// is a node for every two of its bytes.
+// is a node for each of its bytes, and a string costs a node per 16 of its bytes.
 inline constexpr std::size_t kMaxWrappedTextBytes = 64 * 1024;
 
 struct WrappedText {

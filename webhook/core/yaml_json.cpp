@@ -79,12 +79,16 @@ void check_scalar_key(const YAML::Node& key, const YamlConversion& conversion) {
   if (!key.IsScalar()) throw ConversionError(line_of(key, conversion), "mapping keys must be scalars");
 }
 
+// spend: one node of the budget, and one more for every 16 bytes of a scalar: an alias
+// of a long string copies it, so a few hundred aliases of one 60 KB string must not make
+// gigabytes where the node count alone would allow it.
 void spend(YamlConversion& conversion, const YAML::Node& at) {
-  if (conversion.budget == 0) {
+  const std::size_t cost = 1 + (at.IsScalar() ? at.Scalar().size() / 16 : 0);
+  if (conversion.budget < cost) {
     throw ConversionError(line_of(at, conversion),
                           "the YAML expands to too many nodes (cyclic or exponential aliases?)");
   }
-  --conversion.budget;
+  conversion.budget -= cost;
 }
 
 // Merges nest (a merged mapping may merge others); deeper than this is a cycle or abuse.

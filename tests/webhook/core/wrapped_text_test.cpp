@@ -85,6 +85,12 @@ TEST(ParseWrappedText, ReadsOneObjectAndSaysWhyWhenItCannot) {
     bomb += "]\n";
   }
   EXPECT_FALSE(parse_wrapped_text(bomb, TextSyntax::kYaml).error.empty());
+  // Nor copy a long string: 1,500 aliases of one 60,000-byte string would be 90 MB.
+  std::string copies = "s: &s " + std::string(60000, 'x') + "\nl: [*s";
+  for (int i = 1; i < 1500; ++i) copies += ",*s";
+  copies += "]\n";
+  ASSERT_LT(copies.size(), kubegap::kMaxWrappedTextBytes);
+  EXPECT_NE(parse_wrapped_text(copies, TextSyntax::kYaml).error.find("too many nodes"), std::string::npos);
 }
 
 const kubegap::Finding* finding_of(const kubegap::CheckedObject& object, const std::string& check) {

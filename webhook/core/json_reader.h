@@ -66,6 +66,10 @@ class JsonReader {
   const std::vector<std::string>& notes() const { return notes_; }
   // noted: how many notes were made, kept or not.
   std::size_t noted() const { return noted_; }
+  // dropped_note: "N more notes not kept" when some were not, else empty.
+  std::string dropped_note() const {
+    return noted_ > notes_.size() ? std::to_string(noted_ - notes_.size()) + " more notes not kept" : std::string();
+  }
   // prefix_notes: names where the notes kept from the `from`-th on were made ("trial: ").
   void prefix_notes(std::size_t from, const std::string& prefix) {
     for (std::size_t i = from; i < notes_.size(); ++i) notes_[i].insert(0, prefix);

@@ -57,9 +57,7 @@ ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& 
   if (out.object.namespace_name.empty()) out.object.namespace_name = default_namespace;
   locate_pod_templates(reader, json, path, row, out.object, &policy, 0, claims != nullptr ? claims : cluster);
   out.object.notes.insert(out.object.notes.end(), reader.notes().begin(), reader.notes().end());
-  if (reader.noted() > reader.notes().size()) {
-    out.object.notes.push_back(std::to_string(reader.noted() - reader.notes().size()) + " more notes not kept");
-  }
+  if (std::string dropped = reader.dropped_note(); !dropped.empty()) out.object.notes.push_back(std::move(dropped));
   if (!reader.ok()) {
     out.error = reader.error();
     return out;

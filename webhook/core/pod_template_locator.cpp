@@ -158,6 +158,7 @@ void locate_one_wrapped(JsonReader& reader, const Value& inner, const JsonPath& 
   if (!inner.IsObject()) return reader.fail(at, "expected an object (a wrapped Kubernetes object)");
   std::string api_version = JsonReader::string_member(&inner, "apiVersion");
   std::string inner_kind = JsonReader::string_member(&inner, "kind");
+  const std::string prefix = render(location.part, label, out.name);
   // KubeDL's CronTemplateSpec keeps the kind inline and the object in `workload`.
   const Value* body = &inner;
   const JsonPath workload_path{&at, "workload"};
@@ -170,7 +171,7 @@ void locate_one_wrapped(JsonReader& reader, const Value& inner, const JsonPath& 
       api_version = JsonReader::string_member(workload, "apiVersion");
       inner_kind = JsonReader::string_member(workload, "kind");
       if (!inner_kind.empty()) {
-        reader.note(render(location.part, label, out.name) + ": kind " + inner_kind +
+        reader.note(prefix + ": kind " + inner_kind +
                     " is written inside `workload`, where KubeDL's controller does not read it (it reads " +
                     location.path + ".apiVersion and .kind): judged as " + inner_kind);
       }
@@ -178,7 +179,6 @@ void locate_one_wrapped(JsonReader& reader, const Value& inner, const JsonPath& 
   }
   const auto slash = api_version.find('/');
   const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-  const std::string prefix = render(location.part, label, out.name);
   const WorkloadKind* row = policy.workload_kind(group, inner_kind);
   // A wrapped kind with no row is judged by its pod templates, as `check` judges one.
   std::optional<WorkloadKind> discovered;
@@ -265,8 +265,7 @@ void locate_text_object(JsonReader& reader, const Value& object, const JsonPath&
   if (!own.ok())
     return reader.note(prefix + ": not evaluated: its template text does not read as its kind (" + own.error() + ")");
   for (const auto& n : own.notes()) reader.note(n);
-  if (own.noted() > own.notes().size())
-    reader.note(prefix + ": " + std::to_string(own.noted() - own.notes().size()) + " more notes not kept");
+  if (const std::string dropped = own.dropped_note(); !dropped.empty()) reader.note(prefix + ": " + dropped);
   for (auto& pod : staged.pods) out.pods.push_back(std::move(pod));
   out.entrypoints.insert(out.entrypoints.end(), staged.entrypoints.begin(), staged.entrypoints.end());
 }

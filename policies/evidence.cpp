@@ -204,6 +204,13 @@ std::optional<std::string> training_evidence(const CommandFacts& facts, const st
     if (flags.contains(e.name)) return "env " + e.name;
   }
   if (auto script = word_hint(facts, policy.training_hints.scripts, true, "pretrained")) return "script " + *script;
+  // A program listed for where it saves unasked is a training program (Horovod's
+  // keras_mnist.py: no training word in its name).
+  if (!policy.saves_by_default.empty()) {
+    for (const auto& w : facts.words) {
+      if (saves_by_default_entry(w, {}, policy) != nullptr) return "script " + std::string(basename_view(w));
+    }
+  }
   if (auto verb = training_verb(facts, policy)) return "subcommand " + *verb;
   if (!facts.code_trains.empty()) return "inline python that calls " + std::string(facts.code_trains) + ")";
   // Weak: a checkpoint-looking path argument or checkpoint flag, unless the program is

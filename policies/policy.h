@@ -253,6 +253,10 @@ struct Policy {
   // MNIST example saves its model only with --save-model): run without it, they keep
   // nothing, like checkpointing_off.
   std::vector<std::string> saves_only_with;
+  // Where programs save when nothing tells them ("PROGRAM=PLACE [FLAG...]": Horovod's
+  // keras_mnist.py writes ./checkpoint-{epoch}.h5 in its working directory): the place a
+  // run saves to when its command names none (save_places.h, save_path).
+  std::vector<std::string> saves_by_default;
   // Flags of synthetic-data throughput benchmarks ("use_synthetic_data", or
   // "data=synthetic*"): such a run is a diagnostic, whatever else it says.
   std::vector<std::string> benchmark_flags;

@@ -111,6 +111,56 @@ bool save_place_argument(std::string_view word, std::string_view before, const P
   return words.saves && !words.reads;
 }
 
+// default_place: where the program the command's word `i` runs (policy savesByDefault,
+// saves_by_default_entry) saves when nothing tells it, resolved: a PLACE of `./DIR`
+// under `cwd`, `<script>/DIR` beside the script, an absolute one as it is. A FLAG of the
+// entry given on the command line names the place instead (`--checkpoint-format
+// /ckpt/{epoch}.h5`). Empty when the program is not listed or the place cannot be
+// resolved (the working directory is the image's, which the manifest does not show).
+std::optional<SavePath> default_place(const CommandFacts& facts, std::size_t i, std::string_view cwd,
+                                      const Policy& policy) {
+  const std::string_view word = facts.words[i];
+  const std::string* entry = saves_by_default_entry(word, {}, policy);
+  // A relative script under a known directory (`cd yolov5 && python train.py`) is matched
+  // by its whole path too; only a `.py` word is resolved (this runs for every word).
+  std::string script;
+  if (word.ends_with(".py") && (entry == nullptr || entry->find("<script>") != std::string::npos)) {
+    script = resolve_path(cwd, word);
+    if (entry == nullptr) entry = saves_by_default_entry(word, script, policy);
+  }
+  if (entry == nullptr) return std::nullopt;
+  std::vector<std::string_view> parts;  // PLACE, then the program's flags for it
+  for (std::string_view rest = std::string_view(*entry).substr(entry->find('=') + 1); !rest.empty();) {
+    const auto space = rest.find(' ');
+    if (space != 0) parts.push_back(rest.substr(0, space));
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  if (parts.empty()) return std::nullopt;
+  for (std::size_t f = 1; f < parts.size(); ++f) {
+    for (const auto& [name, value] : flag_values(facts.words)) {
+      if (!same_flag(name, parts[f]) || value.empty()) continue;
+      // A file name pattern (`ckpt-{epoch}.pth.tar`) names its directory.
+      const std::string_view last = basename_view(value);
+      const bool file = last.find_first_of("{.") != std::string_view::npos && last != "." && last != "..";
+      std::string path = resolve_path(cwd, file ? value.substr(0, value.size() - last.size()) : value);
+      if (path.empty()) return std::nullopt;
+      return SavePath{"--" + std::string(name), std::move(path)};
+    }
+  }
+  std::string_view place = parts.front();
+  std::string path;
+  constexpr std::string_view kBesideScript = "<script>";
+  if (place.starts_with(kBesideScript)) {
+    place.remove_prefix(kBesideScript.size());
+    const auto slash = script.rfind('/');
+    if (slash != std::string::npos) path = resolve_path(script.substr(0, slash + 1), "." + std::string(place));
+  } else {
+    path = resolve_path(cwd, place);
+  }
+  if (path.empty()) return std::nullopt;
+  return SavePath{std::string(basename_view(word)) + "'s default place", std::move(path)};
+}
+
 }  // namespace
 
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
@@ -130,7 +180,7 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   };
   // A listed name decides; the first name read by its words is kept in case none does,
   // and the first save-place argument in case no name does.
-  std::optional<SavePath> by_words, by_argument;
+  std::optional<SavePath> by_words, by_argument, by_default;
   const auto keep = [&](bool listed, std::string_view name, std::string path) -> std::optional<std::string> {
     if (listed) return path;
     by_words = SavePath{std::string(name), std::move(path)};
@@ -156,7 +206,9 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   };
   for (std::size_t i = 0; i < facts.words.size(); ++i) {
     const std::string_view w = facts.words[i];
-    if (w == "cd" && i + 1 < facts.words.size()) {  // the shell's directory for what follows
+    // The shell's directory for what follows (`cd DIR`), or the one mpirun starts its
+    // program in (`-wdir DIR`).
+    if ((w == "cd" || w == "-wdir" || w == "--wdir" || w == "-wd") && i + 1 < facts.words.size()) {
       const std::string dir = expand(facts.words[i + 1]);
       const bool known = !dir.empty() && dir.find('$') == std::string::npos && dir.front() != '~' &&
                          dir.front() != '-' && dir.front() != '&' && dir.front() != ';';
@@ -183,12 +235,30 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
       if (auto path = local(w, facts.words[i + 1])) return SavePath{std::string(w), *path};
     } else if (!by_argument && i > 0 && save_place_argument(w, facts.words[i - 1], policy)) {
       by_argument = SavePath{std::string(kSavePlaceArgument), resolve_path({}, w)};
+    } else if (!by_default && !policy.saves_by_default.empty()) {
+      by_default = default_place(facts, i, cwd, policy);
     }
   }
   for (const auto& e : env) {
     if (auto path = local(e.name, e.value)) return SavePath{e.name, *path};
   }
-  return by_words ? by_words : by_argument;
+  if (by_words) return by_words;
+  return by_default ? by_default : by_argument;
+}
+
+const std::string* saves_by_default_entry(std::string_view word, std::string_view script, const Policy& policy) {
+  if (word.empty() || word.front() == '-' || word.find('=') != std::string_view::npos) return nullptr;
+  for (const auto& entry : policy.saves_by_default) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string_view program = std::string_view(entry).substr(0, eq);
+    if (wildcard_match_icase(program, word) ||
+        (word.find('/') != std::string_view::npos && wildcard_match_icase(program, basename_view(word))) ||
+        (!script.empty() && wildcard_match_icase(program, script))) {
+      return &entry;
+    }
+  }
+  return nullptr;
 }
 
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,

@@ -31,10 +31,19 @@ inline constexpr std::string_view kSavePlaceArgument = "a command argument";
 // directory it is relative to is known: the last `cd DIR` of the script before the flag,
 // else the container's workingDir. Nothing when none is. Without one, the first such
 // flag or env var of a name read as a save place by its words (savePlaceNames:
-// `--saving_folder`, `MODEL_SAVE_PATH`); without one, the first absolute path given as a
-// plain argument whose last directory is so named (`train_start.sh CODE /job/output/`).
+// `--saving_folder`, `MODEL_SAVE_PATH`); without one, where a program of policy
+// savesByDefault saves unasked (`keras_mnist.py` in `cd /work && ...`: /work), when the
+// place can be resolved; without that, the first absolute path given as a plain argument
+// whose last directory is so named (`train_start.sh CODE /job/output/`). `mpirun -wdir
+// DIR` sets the directory as `cd DIR` does.
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
                                   std::string_view working_dir = {});
+
+// saves_by_default_entry: the policy savesByDefault entry ("PROGRAM=PLACE [FLAG...]") whose
+// PROGRAM (a wildcard) matches `word` of a command line, its basename when it has a
+// directory, or `script` (the word resolved under the working directory, or empty); null
+// when none does. A flag or `name=value` word is no program.
+const std::string* saves_by_default_entry(std::string_view word, std::string_view script, const Policy& policy);
 
 // resolve_path: `path` relative to the directory `base` ("/app" and "./ckpt/../out" give
 // "/app/out"); an absolute `path` as it is. Empty when neither is absolute.

@@ -19,7 +19,7 @@ namespace {
 // plain_list: the Policy member that the key's plain list of strings replaces, or
 // nullptr when the key is not one of those.
 std::vector<std::string> Policy::*plain_list(std::string_view key) {
-  static constexpr std::array<std::pair<std::string_view, std::vector<std::string> Policy::*>, 22> kLists = {{
+  static constexpr std::array<std::pair<std::string_view, std::vector<std::string> Policy::*>, 23> kLists = {{
       {"acceleratorResources", &Policy::accelerator_resources},
       {"acceleratorDeviceClasses", &Policy::accelerator_device_classes},
       {"acceleratorAnnotations", &Policy::accelerator_annotations},
@@ -38,6 +38,7 @@ std::vector<std::string> Policy::*plain_list(std::string_view key) {
       {"checkpointingOn", &Policy::checkpointing_on},
       {"benchmarkFlags", &Policy::benchmark_flags},
       {"savesOnlyWith", &Policy::saves_only_with},
+      {"savesByDefault", &Policy::saves_by_default},
       {"shortRunFlags", &Policy::short_run_flags},
       {"benchmarkPrograms", &Policy::benchmark_programs},
       {"checkpointStorageFlags", &Policy::checkpoint_storage_flags},
@@ -125,6 +126,7 @@ class PolicyParser {
              "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, diagnosticNames, "
              "placeholderCommands, "
              "clusterDaemons, servingPrograms, servingImages, checkpointingOff, checkpointingOn, savesOnlyWith, "
+             "savesByDefault, "
              "benchmarkFlags, "
              "shortRunFlags, "
              "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, inputVolumes, "

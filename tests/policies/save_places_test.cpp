@@ -1,0 +1,105 @@
+// Where a run saves when its command names no place: programs of policy savesByDefault
+// (Horovod's Keras MNIST writes ./checkpoint-{epoch}.h5 in its working directory). The
+// place counts only when it resolves; the mount that holds it decides, as for a flag.
+#include "policies/save_places.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "policies/evaluate.h"
+#include "policies/evidence.h"
+#include "tests/policies/test_pods.h"
+
+namespace kgtest {
+namespace {
+
+std::optional<SavePath> saved(std::vector<std::string> command, std::string_view dir = {},
+                              const Policy& policy = default_policy()) {
+  return save_path(command_facts(command, {}), {}, policy, dir);
+}
+
+std::string at(std::vector<std::string> command, std::string_view dir = {}) {
+  const auto s = saved(std::move(command), dir);
+  return s ? s->path : std::string();
+}
+
+TEST(SavesByDefault, AListedProgramSavesInTheDirectoryItRunsIn) {
+  EXPECT_EQ(at({"sh", "-c", "cd /workspace/run && python /examples/tensorflow2_keras_mnist.py"}), "/workspace/run");
+  EXPECT_EQ(at({"python", "/horovod/examples/tensorflow2_mnist.py"}, "/work"), "/work/checkpoints");
+  // mpirun's -wdir is the directory the program starts in.
+  EXPECT_EQ(at({"mpirun", "-np", "4", "-wdir", "/w/run", "python", "keras_mnist.py"}), "/w/run");
+  const auto s = saved({"python", "keras_mnist.py"}, "/app");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->flag, "keras_mnist.py's default place");
+}
+
+TEST(SavesByDefault, AnUnknownWorkingDirectorySaysNothing) {
+  EXPECT_FALSE(saved({"python", "/examples/tensorflow2_keras_mnist.py"}));
+  EXPECT_FALSE(saved({"sh", "-c", "cd repo && python keras_mnist.py"}));
+  EXPECT_FALSE(saved({"python", "my_mnist.py"}, "/app"));
+}
+
+TEST(SavesByDefault, ThePlaceItIsToldWins) {
+  // A listed flag of any program says where, before the default.
+  EXPECT_EQ(at({"python", "keras_mnist.py", "--output_dir", "/ckpt"}, "/app"), "/ckpt");
+  // The program's own flag for its place (not a listed flag) is read from its entry.
+  const auto s = saved({"horovodrun", "-np", "8", "python", "pytorch_imagenet_resnet50.py", "--checkpoint-format",
+                        "/pvc/ckpt-{epoch}.pth.tar"});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->path, "/pvc");  // the directory of the file name pattern
+  EXPECT_EQ(s->flag, "--checkpoint-format");
+  EXPECT_EQ(at({"python", "keras_imagenet_resnet50.py", "--checkpoint-format", "ckpt/{epoch}.h5"}, "/w"), "/w/ckpt");
+  EXPECT_EQ(at({"python", "pytorch_imagenet_resnet50.py"}, "/app"), "/app");
+}
+
+// YOLOv5 saves beside its script: a relative script is matched by its path under the
+// directory the command stands in.
+TEST(SavesByDefault, BesideTheScript) {
+  EXPECT_EQ(at({"sh", "-c", "cd /opt/yolov5 && python train.py --epochs 3"}), "/opt/yolov5/runs/train");
+  EXPECT_EQ(at({"python", "/src/yolov5/train.py", "--epochs", "3"}), "/src/yolov5/runs/train");
+  EXPECT_EQ(at({"python", "/src/yolov5/train.py", "--project", "/pvc/runs"}), "/pvc/runs");
+  EXPECT_FALSE(saved({"python", "train.py", "--epochs", "3"}, "/app"));
+}
+
+TEST(SavesByDefault, IsPolicyData) {
+  Policy none = default_policy();
+  none.saves_by_default.clear();
+  EXPECT_FALSE(saved({"python", "keras_mnist.py"}, "/app", none));
+  EXPECT_FALSE(training_evidence(command_facts({"python", "keras_mnist.py"}, {}), {}, none));
+  Policy mine = none;
+  mine.saves_by_default = {"*/lab/fit.py=/scratch/out"};
+  EXPECT_EQ(saved({"python", "/opt/lab/fit.py"}, {}, mine)->path, "/scratch/out");
+  EXPECT_EQ(training_evidence(command_facts({"python", "/opt/lab/fit.py"}, {}), {}, mine), "script fit.py");
+}
+
+TEST(SavesByDefault, AListedProgramIsEvidenceOfTraining) {
+  EXPECT_EQ(training_evidence(command_facts({"python", "/examples/keras_mnist.py"}, {}), {}, default_policy()),
+            "script keras_mnist.py");
+}
+
+// The whole way: a GPU Job running Horovod's Keras MNIST in a directory of its own
+// filesystem is warned although a PVC is mounted; in a directory on the PVC it is not.
+TEST(SavesByDefault, CheckpointVolumeJudgesTheDefaultPlace) {
+  const auto judge = [](std::string working_dir) {
+    PodSpecView pod = with_volume(gpu_pod(), pvc("data"), "/data");
+    pod.containers.front().command = {"python", "/examples/tensorflow2_keras_mnist.py"};
+    pod.containers.front().working_dir = std::move(working_dir);
+    WorkloadView object = pod_object(pod);
+    const auto findings = evaluate(object, nullptr, default_policy());
+    const auto it =
+        std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.check == "checkpoint-volume"; });
+    return it == findings.end() ? std::string() : it->message;
+  };
+  EXPECT_NE(judge("/workspace")
+                .find("checkpoints at /workspace (tensorflow2_keras_mnist.py's default place) are "
+                      "in the container's own filesystem"),
+            std::string::npos)
+      << judge("/workspace");
+  EXPECT_EQ(judge("/data/run"), "");
+}
+
+}  // namespace
+}  // namespace kgtest

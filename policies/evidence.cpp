@@ -456,24 +456,35 @@ std::optional<std::string> checkpointing_off(const CommandFacts& facts, const st
 
 std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                 const Policy& policy) {
-  for (const auto& entry : policy.saves_only_with) {
-    const auto eq = entry.rfind('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    const std::string_view program = std::string_view(entry).substr(0, eq);
-    const auto run = std::find_if(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
+  // A program with no code that saves keeps nothing, whatever it is told (a fork that
+  // saves would take a save flag: then it is judged).
+  const auto run_of = [&](std::string_view program) {
+    return std::find_if(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
       return !w.starts_with('-') &&
              (wildcard_match_icase(program, w) ||
               (w.find('/') != std::string::npos && wildcard_match_icase(program, basename_view(w))));
     });
+  };
+  const NameSet storage_flags(policy.checkpoint_storage_flags);
+  const auto told_where = [&] {
+    return std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
+      return w.size() > 1 && w.front() == '-' && storage_flags.contains(w);
+    });
+  };
+  for (const auto& program : policy.saves_nothing) {
+    const auto run = run_of(program);
+    if (run == facts.words.end()) continue;
+    if (told_where()) return std::nullopt;
+    return std::string(basename_view(*run)) + ", which has no code that saves";
+  }
+  for (const auto& entry : policy.saves_only_with) {
+    const auto eq = entry.rfind('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const auto run = run_of(std::string_view(entry).substr(0, eq));
     if (run == facts.words.end()) continue;
     // A flag that names where to save says the program was told to (or is a fork that
     // saves). Read only once a listed program runs: this is on every command's path.
-    const NameSet storage_flags(policy.checkpoint_storage_flags);
-    if (std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
-          return w.size() > 1 && w.front() == '-' && storage_flags.contains(w);
-        })) {
-      return std::nullopt;
-    }
+    if (told_where()) return std::nullopt;
     const std::vector<std::string> told{entry.substr(eq + 1)};
     if (switched(facts, env, told, true)) continue;
     return std::string(basename_view(*run)) + ", which saves only with --" + told.front() + " (not given)";

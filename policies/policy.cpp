@@ -229,6 +229,14 @@ void set_default_hints(Policy& p) {  // data table
                         "MaxText.train=./maxtext_output",
                         "openrlhf.cli.train_sft=./ckpt",
                         "openrlhf.cli.train_ppo_ray=./ckpt"};
+  p.saves_nothing = {"mnist_with_summaries.py",
+                     "RunTrial.py",
+                     "*/darts-cnn-cifar10/run_trial.py",
+                     "cifar10_deepspeed.py",
+                     "*/examples/pytorch_mnist.py",
+                     "*/examples/pytorch/pytorch_mnist.py",
+                     "*/examples/pytorch_mnist_elastic.py",
+                     "*/examples/elastic/pytorch/pytorch_mnist_elastic.py"};
   p.short_run_flags = {"max_steps",       "max_iters",   "train_iters",     "train_steps",
                        "num_train_steps", "total_steps", "num_iters",       "total_training_steps",
                        "num_batches",     "steps",       "max_duration=#ba"};

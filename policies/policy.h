@@ -257,6 +257,9 @@ struct Policy {
   // keras_mnist.py writes ./checkpoint-{epoch}.h5 in its working directory): the place a
   // run saves to when its command names none (save_places.h, save_path).
   std::vector<std::string> saves_by_default;
+  // Programs with no code that saves (Katib's ENAS trial RunTrial.py): run without a
+  // checkpointStorageFlags flag, they keep nothing, like checkpoint_off.
+  std::vector<std::string> saves_nothing;
   // Flags of synthetic-data throughput benchmarks ("use_synthetic_data", or
   // "data=synthetic*"): such a run is a diagnostic, whatever else it says.
   std::vector<std::string> benchmark_flags;

@@ -83,6 +83,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
     row.roles.push_back({std::move(part), std::move(writer_when)});
     return row;
   };
+  const auto tuners = [&](WorkloadKind row) {
+    for (const char* part : {"TunerTracker", "TunerServer", "Tuner"}) row = coordinated(std::move(row), part);
+    return row;
+  };
   // Trainer's runtimes: the MPI runtimes' "launcher" job runs mpirun (a coordinator), and
   // the "dataset-initializer" and "model-initializer" jobs download into the volume the
   // trainer reads before it starts (helpers; trainer pkg/constants): none saves checkpoints.
@@ -209,8 +213,10 @@ std::vector<WorkloadKind> default_workload_kinds() {
       // MXJob: removed from training-operator in v1.9.0, still installed on some clusters.
       // MXNet's distributed KVStore: the Scheduler coordinates and the Servers hold the
       // parameters in memory; the Workers run the script that saves (MXNet docs,
-      // "Distributed Training in MXNet").
-      coordinated(coordinated(kubeflow("MXJob", "mxReplicaSpecs"), "Scheduler"), "Server"),
+      // "Distributed Training in MXNet"). In `jobMode: MXTune` the TunerTracker, TunerServer
+      // and Tuner replicas run autotvm kernel tuning and train no model
+      // (kubeflow/mxnet-operator pkg/apis/mxnet/v1/types.go).
+      tuners(coordinated(coordinated(kubeflow("MXJob", "mxReplicaSpecs"), "Scheduler"), "Server")),
       // KubeDL (training.kubedl.io): Kubeflow's shape under its own group.
       coordinated(replica_map("training.kubedl.io", "TFJob", "tfReplicaSpecs"), "PS"),
       replica_map("training.kubedl.io", "PyTorchJob", "pytorchReplicaSpecs"),

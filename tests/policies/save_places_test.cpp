@@ -1,6 +1,7 @@
-// Where a run saves when its command names no place: programs of policy savesByDefault
-// (Horovod's Keras MNIST writes ./checkpoint-{epoch}.h5 in its working directory). The
-// place counts only when it resolves; the mount that holds it decides, as for a flag.
+// What programs save when nothing tells them: where (policy savesByDefault: Horovod's
+// Keras MNIST writes ./checkpoint-{epoch}.h5 in its working directory; the place counts
+// only when it resolves, and the mount that holds it decides, as for a flag), or nothing
+// at all (savesNothing).
 #include "policies/save_places.h"
 
 #include <gtest/gtest.h>
@@ -78,6 +79,24 @@ TEST(SavesByDefault, IsPolicyData) {
 TEST(SavesByDefault, AListedProgramIsEvidenceOfTraining) {
   EXPECT_EQ(training_evidence(command_facts({"python", "/examples/keras_mnist.py"}, {}), {}, default_policy()),
             "script keras_mnist.py");
+}
+
+// A program with no code that saves keeps nothing, unless a save flag says it is a fork
+// that does; by path where the name alone is common.
+TEST(SavesNothing, AProgramWithNoSaveCodeKeepsNothing) {
+  const auto off = [](std::vector<std::string> command) {
+    return checkpointing_off(command_facts(command, {}), {}, default_policy());
+  };
+  EXPECT_EQ(off({"/var/tf_mnist/mnist_with_summaries.py", "--learning_rate=0.01"}),
+            "mnist_with_summaries.py, which has no code that saves");
+  EXPECT_EQ(off({"python", "RunTrial.py", "--architecture", "[[0]]"}), "RunTrial.py, which has no code that saves");
+  EXPECT_EQ(off({"horovodrun", "-np", "2", "python", "/horovod/examples/pytorch/pytorch_mnist.py"}),
+            "pytorch_mnist.py, which has no code that saves");
+  EXPECT_FALSE(off({"python", "/app/pytorch_mnist.py"}));
+  EXPECT_FALSE(off({"python", "mnist_with_summaries.py", "--checkpoint_dir", "/ckpt"}));
+  Policy none = default_policy();
+  none.saves_nothing.clear();
+  EXPECT_FALSE(checkpointing_off(command_facts({"python", "RunTrial.py"}, {}), {}, none));
 }
 
 // The whole way: a GPU Job running Horovod's Keras MNIST in a directory of its own

@@ -19,7 +19,7 @@ namespace {
 // plain_list: the Policy member that the key's plain list of strings replaces, or
 // nullptr when the key is not one of those.
 std::vector<std::string> Policy::*plain_list(std::string_view key) {
-  static constexpr std::array<std::pair<std::string_view, std::vector<std::string> Policy::*>, 23> kLists = {{
+  static constexpr std::array<std::pair<std::string_view, std::vector<std::string> Policy::*>, 24> kLists = {{
       {"acceleratorResources", &Policy::accelerator_resources},
       {"acceleratorDeviceClasses", &Policy::accelerator_device_classes},
       {"acceleratorAnnotations", &Policy::accelerator_annotations},
@@ -39,6 +39,7 @@ std::vector<std::string> Policy::*plain_list(std::string_view key) {
       {"benchmarkFlags", &Policy::benchmark_flags},
       {"savesOnlyWith", &Policy::saves_only_with},
       {"savesByDefault", &Policy::saves_by_default},
+      {"savesNothing", &Policy::saves_nothing},
       {"shortRunFlags", &Policy::short_run_flags},
       {"benchmarkPrograms", &Policy::benchmark_programs},
       {"checkpointStorageFlags", &Policy::checkpoint_storage_flags},
@@ -126,7 +127,7 @@ class PolicyParser {
              "excludedNamespaces, checkpointPathHints, trainingHints, diagnosticHints, diagnosticNames, "
              "placeholderCommands, "
              "clusterDaemons, servingPrograms, servingImages, checkpointingOff, checkpointingOn, savesOnlyWith, "
-             "savesByDefault, "
+             "savesByDefault, savesNothing, "
              "benchmarkFlags, "
              "shortRunFlags, "
              "shortRunMaxSteps, benchmarkPrograms, checkpointStorageFlags, savePlaceNames, inputVolumes, "

@@ -30,7 +30,7 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) ==
-                  24 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
+                  25 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
                       sizeof(kubegap::SavePlaceNames) + sizeof(kubegap::InputVolumes) + 4 * sizeof(std::int64_t) +
                       sizeof(std::vector<kubegap::WorkloadKind>) +
                       sizeof(std::int64_t) /* judge_unlisted_kinds and judge_cpu_training, bools padded */ +
@@ -58,6 +58,7 @@ void expect_same_policy(const Policy& actual, const Policy& expected) {
   EXPECT_EQ(actual.short_run_flags, expected.short_run_flags);
   EXPECT_EQ(actual.saves_only_with, expected.saves_only_with);
   EXPECT_EQ(actual.saves_by_default, expected.saves_by_default);
+  EXPECT_EQ(actual.saves_nothing, expected.saves_nothing);
   EXPECT_EQ(actual.short_run_max_steps, expected.short_run_max_steps);
   EXPECT_EQ(actual.benchmark_programs, expected.benchmark_programs);
   EXPECT_EQ(actual.checkpoint_storage_flags, expected.checkpoint_storage_flags);
@@ -117,6 +118,7 @@ TEST(DefaultPolicyFile, WritesOutEveryKeyTheLoaderKnows) {
                                          "shortRunFlags",
                                          "savesOnlyWith",
                                          "savesByDefault",
+                                         "savesNothing",
                                          "shortRunMaxSteps",
                                          "benchmarkPrograms",
                                          "checkpointStorageFlags",

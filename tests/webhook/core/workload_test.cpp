@@ -1792,6 +1792,23 @@ TEST(WorkloadClasses, AnMXJobsSchedulerAndServersAreCoordinators) {
   EXPECT_EQ(lost.front().find("Scheduler"), std::string::npos) << lost.front();
 }
 
+// An MXJob in MXTune mode runs autotvm kernel tuning: its TunerTracker, TunerServer and
+// Tuner replicas train no model, so nothing of it is judged for checkpoints.
+TEST(WorkloadClasses, AnMXJobsTunersWriteNoCheckpoints) {
+  const std::string job = R"({"apiVersion": "kubeflow.org/v1", "kind": "MXJob",
+    "metadata": {"name": "tune", "namespace": "ml"},
+    "spec": {"jobMode": "MXTune", "mxReplicaSpecs": {
+      "TunerTracker": {"replicas": 1, "template": {"spec": {"containers": [{"name": "m", "image": "at",
+        "command": ["python3", "/home/scripts/start-job.py"]}]}}},
+      "TunerServer": {"replicas": 2, "template": {"spec": {"containers": [{"name": "m", "image": "at",
+        "command": ["python3", "/home/scripts/start-job.py"], "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}},
+      "Tuner": {"replicas": 1, "template": {"spec": {"containers": [{"name": "m", "image": "at",
+        "command": ["python3", "/home/scripts/start-job.py"]}]}}}}}})";
+  const Answer a = answer(Harness(), review_for(parse_json(job)));
+  EXPECT_TRUE(a.warnings_of(kCheckpoint).empty()) << listing(a.warnings);
+  EXPECT_FALSE(a.warnings.empty());  // judged: the GPU replica still gets its other checks
+}
+
 // A volume source's own readOnly (nfs, csi, azureFile, a claim, ...) makes every mount of
 // it read-only, whatever the volumeMount says: it cannot hold checkpoints.
 TEST(WorkloadClasses, AReadOnlyVolumeSourceHoldsNoCheckpoints) {

@@ -166,7 +166,22 @@ std::vector<std::vector<std::string>> split_script(std::string_view text) {
     if (!word.empty()) commands.back().push_back(std::move(word));
     word.clear();
   };
-  for (const char c : script) {
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    const char c = script[i];
+    // `$(NAME)` is a Kubernetes env reference, expanded by the kubelet before any shell
+    // runs: part of the word (`s3://$(OUTPUT_BUCKET)`), not a command substitution.
+    if (c == '(' && !word.empty() && word.back() == '$') {
+      const std::size_t close = script.find(')', i);
+      const std::string_view name =
+          close == std::string_view::npos ? std::string_view() : script.substr(i + 1, close - i - 1);
+      if (!name.empty() && std::all_of(name.begin(), name.end(), [](char n) {
+            return std::isalnum(static_cast<unsigned char>(n)) || n == '_' || n == '-' || n == '.';
+          })) {
+        word.append(script.substr(i, close - i + 1));
+        i = close;
+        continue;
+      }
+    }
     if (c == ';' || c == '&' || c == '|' || c == '\n' || c == '(' || c == ')' || c == '`') {
       end_word();
       if (!commands.back().empty()) commands.emplace_back();

@@ -258,7 +258,7 @@ void set_default_hints(Policy& p) {  // data table
       "model_path checkpoints_dir save_folder work_dir job_dir out_dir outdir backup");
   p.save_place_names.saves = words(
       "save saving saved checkpoint checkpoints ckpt ckpts output outputs out outdir export results "
-      "result");
+      "result artifact artifacts");
   p.save_place_names.places = words("dir directory folder path root location uri outdir");
   p.save_place_names.reads = words(
       "data dataset input source log logs resume init load pretrained base from eval metrics profile "

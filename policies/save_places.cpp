@@ -261,8 +261,55 @@ const std::string* saves_by_default_entry(std::string_view word, std::string_vie
   return nullptr;
 }
 
+// upload_destination: the object-storage URL a command copies local files to with a
+// storage CLI (`aws s3 cp|mv|sync SRC s3://...`, `gsutil [-m] cp|mv|rsync SRC gs://...`,
+// `gcloud storage cp|mv|rsync SRC gs://...`), with the command that does it: what the run keeps lands there. A download
+// (the source is the URL) or a copy between buckets is not one. Only the first two operands are read
+// (`gsutil cp a b gs://x` is not seen): the words of a script are not split by command.
+namespace {
+
+std::optional<std::string> upload_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
+                                              const Policy& policy) {
+  const auto& words = facts.words;
+  const auto verb_at = [&](std::size_t i, std::initializer_list<std::string_view> verbs) {
+    return i < words.size() && std::find(verbs.begin(), verbs.end(), words[i]) != verbs.end();
+  };
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string_view program = basename_view(words[i]);
+    // The verb's index: `aws s3 VERB`, `gcloud storage VERB`, `gsutil [-m ...] VERB`.
+    std::size_t at = i + 1;
+    const bool two_words = (program == "aws" && at < words.size() && words[at] == "s3") ||
+                           (program == "gcloud" && at < words.size() && words[at] == "storage");
+    if (two_words) {
+      ++at;
+    } else if (program == "gsutil") {
+      while (at < words.size() && words[at].starts_with('-')) ++at;
+    } else {
+      continue;
+    }
+    if (!verb_at(at, {"cp", "mv", "sync", "rsync"})) continue;
+    std::vector<std::string_view> operands;
+    for (std::size_t j = at + 1; j < words.size() && j <= at + 12 && operands.size() < 2; ++j) {
+      if (!words[j].starts_with('-')) operands.push_back(words[j]);
+    }
+    if (operands.size() < 2) continue;
+    const std::string from(operands[0]), to(operands[1]);
+    if (has_scheme(from, policy) || !has_scheme(to, policy)) continue;
+    std::string by(program);
+    for (std::size_t j = i + 1; j <= at; ++j) (by += ' ') += words[j];
+    const std::size_t scheme = to.find("://");  // policy schemes may be written without one
+    const std::size_t path = scheme == std::string::npos ? 0 : scheme + 3;
+    return to.substr(0, path) + expand_env_reference(std::string_view(to).substr(path), env) + " (uploaded by " + by +
+           ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> checkpoint_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                                   const Policy& policy) {
+  if (auto uploaded = upload_destination(facts, env, policy)) return uploaded;
   const NameSet storage_flags(policy.checkpoint_storage_flags);
   // Other names of a place the run writes to, by their words (savePlaceNames): a bucket
   // (MODEL_BUCKET=s3://..., --artifacts-bucket gs://...) or a save, output or checkpoint

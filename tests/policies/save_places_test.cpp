@@ -99,6 +99,34 @@ TEST(SavesNothing, AProgramWithNoSaveCodeKeepsNothing) {
   EXPECT_FALSE(checkpointing_off(command_facts({"python", "RunTrial.py"}, {}), {}, none));
 }
 
+// A script that copies its local results to object storage with a storage CLI keeps them
+// there; a download, a copy between buckets or a local copy is no such upload.
+TEST(Uploads, WhatAStorageCliUploadsLandsInObjectStorage) {
+  const auto dest = [](std::string script, std::vector<EnvVar> env = {}) {
+    return checkpoint_destination(command_facts({"bash", "-c", std::move(script)}, {}), env, default_policy());
+  };
+  EXPECT_EQ(dest("python train.py --epochs 3\naws s3 mv --no-progress model.tar.gz s3://$(OUT)"),
+            "s3://$(OUT) (uploaded by aws s3 mv)");
+  EXPECT_EQ(dest("python train.py\naws s3 mv m.tgz s3://$(OUT)", {{"OUT", "lab/runs/"}}),
+            "s3://lab/runs/ (uploaded by aws s3 mv)");
+  EXPECT_EQ(dest("python train.py && gsutil -m cp -r ./out gs://runs/a"), "gs://runs/a (uploaded by gsutil -m cp)");
+  EXPECT_EQ(dest("python train.py; gcloud storage rsync out gs://r/b"), "gs://r/b (uploaded by gcloud storage rsync)");
+  // The upload outranks a local save flag: the run keeps what it saved there.
+  EXPECT_EQ(dest("python train.py --output_dir /out && aws s3 sync /out s3://b/run"),
+            "s3://b/run (uploaded by aws s3 sync)");
+  EXPECT_FALSE(dest("aws s3 cp s3://data/train.csv . && python train.py"));
+  EXPECT_FALSE(dest("aws s3 cp s3://a/x s3://b/x && python train.py"));
+  EXPECT_FALSE(dest("aws s3 ls s3://b/ && python train.py"));
+  EXPECT_FALSE(dest("cp model.pt /out/ && python train.py"));
+}
+
+TEST(Uploads, AnArtifactUriNamesWhereTheRunKeepsItsResult) {
+  EXPECT_EQ(
+      checkpoint_destination(command_facts({"python", "-m", "recs.train", "--artifact-uri=s3://models/run1/"}, {}), {},
+                             default_policy()),
+      "s3://models/run1/");
+}
+
 // The whole way: a GPU Job running Horovod's Keras MNIST in a directory of its own
 // filesystem is warned although a PVC is mounted; in a directory on the PVC it is not.
 TEST(SavesByDefault, CheckpointVolumeJudgesTheDefaultPlace) {

@@ -25,8 +25,8 @@ bool matches_any(const std::vector<std::string>& patterns, const std::string& te
 
 // visibly_trains_on_cpu: strong evidence, and a script counts only when its name starts
 // like a training script (the policy's `scripts` patterns without their leading `*`):
-// train_model.py, finetune.sh, retrain.py do; validate_constraints.py, prepare_train.py
-// and sync_training_data.sh, which CPU cron jobs run, do not.
+// train_model.py, finetune.sh, retrain.py, run_train.py do; validate_constraints.py,
+// prepare_train.py and sync_training_data.sh, which CPU cron jobs run, do not.
 bool visibly_trains_on_cpu(std::string_view why, const Policy& policy) {
   if (!strong_training_evidence(why)) return false;
   constexpr std::string_view kScript = "script ";
@@ -34,6 +34,15 @@ bool visibly_trains_on_cpu(std::string_view why, const Policy& policy) {
   std::string name(why.substr(kScript.size()));
   for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (name.starts_with("re")) name.erase(0, 2);  // retrain.py trains again
+  // A word that only says "this runs it" leaves the name's meaning to what follows:
+  // main_train.py, run-train.sh, start_training.py train (prepare_train.py does not).
+  for (const std::string_view runs : {"main", "run", "start", "launch", "do"}) {
+    if (name.size() > runs.size() + 1 && name.starts_with(runs) &&
+        (name[runs.size()] == '_' || name[runs.size()] == '-')) {
+      name.erase(0, runs.size() + 1);
+      break;
+    }
+  }
   return std::any_of(policy.training_hints.scripts.begin(), policy.training_hints.scripts.end(),
                      [&](const std::string& pattern) {
                        const bool anchored = pattern.starts_with('*') && !pattern.starts_with("*.");

@@ -1,5 +1,7 @@
 #include "policies/config_settings.h"
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 
 namespace kubegap {
@@ -41,6 +43,25 @@ std::string_view setting_value(std::string_view rest) {
 }
 
 }  // namespace
+
+void append_env_json_settings(const std::vector<EnvVar>& env, std::size_t max_settings, std::vector<EnvVar>& out) {
+  for (const auto& e : env) {
+    std::string_view value = e.value;  // a YAML block scalar brings its newlines
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+    if (!value.starts_with('{') || !value.ends_with('}') || out.size() >= max_settings) continue;
+    // One member per line, as the line reader wants them (a comma inside a string value
+    // splits that value; only names and plain values are read).
+    std::string lines(value);
+    std::replace_if(
+        lines.begin(), lines.end(), [](char c) { return c == ',' || c == '{' || c == '}'; }, '\n');
+    const std::size_t first = out.size();
+    append_config_settings(lines, max_settings, out);
+    // Named under their var (`TRL_TRAINING_ARGS.output_dir`): a dotted name also names its
+    // last component, so the rules read it as `output_dir`, and a finding says where it is.
+    for (std::size_t i = first; i < out.size(); ++i) out[i].name.insert(0, e.name + ".");
+  }
+}
 
 void append_config_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out) {
   while (!text.empty() && out.size() < max_settings) {

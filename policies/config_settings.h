@@ -20,4 +20,10 @@ namespace kubegap {
 // their own (a mapping's key, a list, a block scalar, comments, section headers) are skipped.
 void append_config_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out);
 
+// append_env_json_settings: the settings of env values that hold a JSON object on one line
+// (`TRL_TRAINING_ARGS={"output_dir": "/mnt/output", "save_steps": 250}`: launchers pass a
+// program's arguments so), read like a config file's, at most `max_settings` in `out`,
+// each named under its var (`TRL_TRAINING_ARGS.output_dir`).
+void append_env_json_settings(const std::vector<EnvVar>& env, std::size_t max_settings, std::vector<EnvVar>& out);
+
 }  // namespace kubegap

@@ -6,6 +6,7 @@
 
 #include "policies/checks.h"
 #include "policies/classifier.h"
+#include "policies/config_settings.h"
 #include "policies/evidence.h"
 #include "policies/flag_words.h"
 #include "policies/mounted_files.h"
@@ -137,6 +138,10 @@ std::string trainjob_trace(const WorkloadView& object) {
   return "made by Kubeflow Trainer for TrainJob " + object.namespace_name + "/" + jobset->second;
 }
 
+// kMaxEnvJsonSettings: how many settings a container's JSON env values add (bounded work on
+// a hostile pod; real ones hold a few dozen).
+constexpr std::size_t kMaxEnvJsonSettings = 128;
+
 // EvidenceFacts: what one set of commands shows.
 struct EvidenceFacts {
   std::string training, diagnostic, destination;
@@ -232,7 +237,12 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
     if (auto where = checkpoint_destination(none, settings, policy)) {
       out.destination = *where;
     } else if (auto saved = save_path(none, settings, policy, working_dir)) {
-      out.save_flag = saved->flag + " (config file)";
+      // A setting named under an env var of the container came from its JSON value.
+      const auto dot = saved->flag.find('.');
+      const bool in_env = dot != std::string::npos && std::any_of(env.begin(), env.end(), [&](const EnvVar& e) {
+                            return e.name.size() == dot && saved->flag.compare(0, dot, e.name) == 0;
+                          });
+      out.save_flag = saved->flag + (in_env ? " (JSON in env)" : " (config file)");
       out.save_path = std::move(saved->path);
     }
   }
@@ -272,6 +282,8 @@ EvidenceFacts pod_evidence(const PodSpecView& pod, const std::string& ns, const 
     out.submits = out.submits || submits_remotely(facts);
     std::vector<EnvVar> merged;
     const std::vector<EnvVar>& env = effective_env(c, ns, known, merged);
+    // A program's arguments passed as one JSON env value read like a config file's.
+    append_env_json_settings(env, files.settings.size() + kMaxEnvJsonSettings, files.settings);
     if (!facts.has_command || daemon) {
       // No command of its own: only its env (and a placeholder image) can speak.
       if (auto where = checkpoint_destination(facts, env, policy); where && out.destination.empty())

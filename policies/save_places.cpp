@@ -50,6 +50,7 @@ struct NameWords {
   bool place_last = false;   // the last word is one of `places`
   bool bucket_last = false;  // the last word ends in "bucket" (MODEL_BUCKET, gcsbucket)
   bool listed_last = false;  // the last word is a listed name itself (MODEL_CHECKPOINT)
+  int words = 0;             // how many words the name has
 };
 
 // name_words: the name's words as normalized_flag spells them (split at `_` and `.`),
@@ -73,6 +74,7 @@ NameWords name_words(std::string_view name, const Policy& policy, bool with_list
     out.reads = out.reads || in(names.reads);
     out.place_last = in(names.places);
     out.bucket_last = word.ends_with("bucket");
+    ++out.words;
     out.listed_last = with_listed && !word.empty() &&
                       std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(),
                                   [&](const std::string& f) { return same_flag(f, word); });
@@ -316,24 +318,35 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   // name (TRAIN_OUTPUT_DIR, sft_checkpoint_dir): only with an object-storage URL as the
   // value, and not a place it reads (DATA_BUCKET, RESUME_CHECKPOINT_DIR, BASE_...) or logs.
   // A save word last counts here too (MODEL_CHECKPOINT=gs://...): the URL says where.
-  const auto other_output = [&](std::string_view name) {
+  // On the command line, a flag that is a save word alone (`--output`, `--export`) counts
+  // too: its URL says where (an env var so named, OUT, is too loose a sign).
+  const auto other_output = [&](std::string_view name, bool flag) {
     const NameWords words = name_words(name, policy, true);
-    return !words.reads && (words.bucket_last || (words.saves && (words.place_last || words.listed_last)));
+    return !words.reads && (words.bucket_last || (words.saves && (words.place_last || words.listed_last)) ||
+                            (flag && words.saves && words.words == 1));
+  };
+  // A bucket a name says the run saves to (`--checkpoint-bucket runs-lab`): a bucket's name
+  // needs no scheme.
+  const auto save_bucket = [&](std::string_view name) {
+    const NameWords words = name_words(name, policy);
+    return words.bucket_last && words.saves && !words.reads;
   };
 
-  const auto destination = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
+  const auto destination = [&](std::string_view name, std::string_view written,
+                               bool flag) -> std::optional<std::string> {
     if (written.empty()) return std::nullopt;
     const bool listed = storage_flags.contains(name);
-    if (!listed && !other_output(name)) return std::nullopt;
+    if (!listed && !other_output(name, flag)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
-    if (!listed) return std::nullopt;
+    const bool plain = !value.empty() && value.front() != '$' && value.front() != '/' && value.front() != '.';
+    if (!listed) return plain && save_bucket(name) ? std::optional<std::string>("bucket " + value) : std::nullopt;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return set_outside(value, facts, env);
   };
   bool local_flag = false;  // the command line names a local place to save
   for (const auto& [name, value] : flag_values(facts.words)) {
-    if (auto d = destination(name, value)) return d;
+    if (auto d = destination(name, value, true)) return d;
     // Only a listed name: one read by its words may be a place the run reads.
     local_flag = local_flag || (storage_flags.contains(name) && !value.empty() && value.front() != '$' &&
                                 !has_scheme(std::string(value), policy));
@@ -345,7 +358,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
     if (!e.from.empty() && !e.name.empty() && storage_flags.contains(e.name)) {
       return "$(" + e.name + ") (set from " + e.from + ")";
     }
-    if (auto d = destination(e.name, e.value)) return d;
+    if (auto d = destination(e.name, e.value, false)) return d;
   }
   return std::nullopt;
 }

@@ -11,6 +11,8 @@
 namespace kubegap {
 namespace {
 
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
 std::vector<std::pair<std::string, std::string>> read(std::string_view text, std::size_t max = 64) {
   std::vector<EnvVar> settings;
   append_config_settings(text, max, settings);
@@ -18,8 +20,6 @@ std::vector<std::pair<std::string, std::string>> read(std::string_view text, std
   for (const auto& s : settings) out.emplace_back(s.name, s.value);
   return out;
 }
-
-using Pairs = std::vector<std::pair<std::string, std::string>>;
 
 TEST(ConfigSettings, YamlValuesNotMappingsListsOrBlocks) {
   EXPECT_EQ(read("training:\n  output_dir: /workspace/out  # keep\n  lr: 1.5e-4\n  tags: [a, b]\n"
@@ -45,6 +45,25 @@ TEST(ConfigSettings, TomlIniAndJson) {
             (Pairs{{"folder", "/ckpt"}, {"enable_checkpoint", "true"}}));
   EXPECT_EQ(read("{\n  \"output_dir\": \"/out\",\n  \"num_train_epochs\":3,\n  \"model\": {\n  }\n}\n"),
             (Pairs{{"output_dir", "/out"}, {"num_train_epochs", "3"}}));
+}
+
+// A launcher that takes a program's arguments as one JSON env value: its members are
+// settings named under the var, on one line or a YAML block's several.
+TEST(ConfigSettings, JsonObjectsInEnvValues) {
+  const auto read_env = [](std::vector<EnvVar> env, std::size_t max = 64) {
+    std::vector<EnvVar> settings;
+    append_env_json_settings(env, max, settings);
+    Pairs out;
+    for (const auto& s : settings) out.emplace_back(s.name, s.value);
+    return out;
+  };
+  EXPECT_EQ(read_env({{"ARGS", R"({"output_dir": "/mnt/output", "save_steps": 250, "bf16": true})"}}),
+            (Pairs{{"ARGS.output_dir", "/mnt/output"}, {"ARGS.save_steps", "250"}, {"ARGS.bf16", "true"}}));
+  EXPECT_EQ(read_env({{"CFG", "{\n  \"lr\": 0.0002,\n  \"output_dir\": \"/o\"\n}\n"}}),
+            (Pairs{{"CFG.lr", "0.0002"}, {"CFG.output_dir", "/o"}}));
+  // Not an object: a list, a plain value, an unclosed brace.
+  EXPECT_EQ(read_env({{"A", "[1, 2]"}, {"B", "/out"}, {"C", "{\"a\": 1"}}), Pairs{});
+  EXPECT_EQ(read_env({{"A", R"({"a": 1, "b": 2, "c": 3})"}}, 2).size(), 2U);
 }
 
 TEST(ConfigSettings, AtMostTheBoundAndNoUnclosedQuote) {

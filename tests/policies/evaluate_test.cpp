@@ -194,6 +194,13 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   EXPECT_TRUE(unwrapped.parts[0].evaluated) << unwrapped.parts[0].why;
   EXPECT_NE(unwrapped.parts[0].why.find("judgeCpuTraining"), std::string::npos) << unwrapped.parts[0].why;
 
+  // A word that only says "run it" before a training name leaves the training name
+  // (main-train.py, run_train.py); one that says something else does not (prepare_train.py).
+  EXPECT_TRUE(trial({"python", "main-train.py"}, false).parts[0].evaluated);
+  EXPECT_TRUE(trial({"python", "run_train.py", "--lr", "0.1"}, false).parts[0].evaluated);
+  EXPECT_FALSE(trial({"python", "prepare_train.py"}, false).parts[0].evaluated);
+  EXPECT_FALSE(trial({"python", "runner.py"}, false).parts[0].evaluated);
+
   // Weak evidence (a checkpoint path alone) speaks only with the wrapper's say.
   EXPECT_TRUE(trial({"python", "main.py", "--save", "/ckpt"}, true).parts[0].evaluated);
   EXPECT_FALSE(trial({"python", "main.py", "--save", "/ckpt"}, false).parts[0].evaluated);

@@ -120,6 +120,22 @@ TEST(Uploads, WhatAStorageCliUploadsLandsInObjectStorage) {
   EXPECT_FALSE(dest("cp model.pt /out/ && python train.py"));
 }
 
+// A flag that is a save word alone names a destination by its URL; a bucket a name says
+// the run saves to needs no scheme.
+TEST(Uploads, ASaveWordAloneOrASaveBucketNamesTheDestination) {
+  const auto dest = [](std::vector<std::string> command) {
+    return checkpoint_destination(command_facts(command, {}), {}, default_policy());
+  };
+  EXPECT_EQ(dest({"python", "lora.py", "--output=s3://art/adapters"}), "s3://art/adapters");
+  EXPECT_EQ(dest({"python", "t.py", "--export", "gs://m/v1"}), "gs://m/v1");
+  EXPECT_EQ(dest({"python3", "/src/train.py", "--data-bucket", "lab-data", "--checkpoint-bucket", "lab-ckpt"}),
+            "bucket lab-ckpt");
+  EXPECT_FALSE(dest({"python", "t.py", "--output", "/local/out"}));
+  EXPECT_FALSE(dest({"python", "t.py", "--data-bucket", "lab-data"}));
+  EXPECT_FALSE(dest({"python", "t.py", "--checkpoint-bucket", "$(BUCKET)"}));
+  EXPECT_FALSE(dest({"python", "t.py", "--dataset", "gs://d/train"}));
+}
+
 TEST(Uploads, AnArtifactUriNamesWhereTheRunKeepsItsResult) {
   EXPECT_EQ(
       checkpoint_destination(command_facts({"python", "-m", "recs.train", "--artifact-uri=s3://models/run1/"}, {}), {},

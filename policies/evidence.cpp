@@ -47,6 +47,13 @@ std::optional<std::string> word_hint(const CommandFacts& facts, const std::vecto
     if (shell_setup_file(facts, i)) continue;
     // A word without a '/' is its own basename: matched once, not twice.
     if (hit(w) || (base.size() != w.size() && hit(base))) return std::string(base);
+    // `python -m pkg.main_train` runs pkg/main_train.py: its module is matched as that file.
+    if (i > 0 && facts.words[i - 1] == "-m" && base.size() == w.size() && !w.starts_with('-')) {
+      const auto dot = w.rfind('.');
+      std::string file(dot == std::string::npos ? std::string_view(w) : std::string_view(w).substr(dot + 1));
+      file += ".py";
+      if (hit(file)) return file;
+    }
   }
   return std::nullopt;
 }

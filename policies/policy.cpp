@@ -250,7 +250,8 @@ void set_default_hints(Policy& p) {  // data table
                           "nsys",
                           "ncu",
                           "nvprof",
-                          "mlpstorage"};
+                          "mlpstorage",
+                          "*train_compile*"};
   p.checkpoint_storage_flags = words(
       "checkpoint checkpoint_dir checkpoint_path checkpoint_uri ckpt_dir ckpt_path save save_dir "
       "save_path output_dir output_path output_uri model_dir base_output_directory storage_path bucket "

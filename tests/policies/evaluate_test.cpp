@@ -200,6 +200,9 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   EXPECT_TRUE(trial({"python", "run_train.py", "--lr", "0.1"}, false).parts[0].evaluated);
   EXPECT_FALSE(trial({"python", "prepare_train.py"}, false).parts[0].evaluated);
   EXPECT_FALSE(trial({"python", "runner.py"}, false).parts[0].evaluated);
+  // `python -m pkg.main_train` runs pkg/main_train.py.
+  EXPECT_TRUE(trial({"python", "-m", "recs.main_train"}, false).parts[0].evaluated);
+  EXPECT_FALSE(trial({"python", "-m", "recs.serve"}, false).parts[0].evaluated);
 
   // Weak evidence (a checkpoint path alone) speaks only with the wrapper's say.
   EXPECT_TRUE(trial({"python", "main.py", "--save", "/ckpt"}, true).parts[0].evaluated);

@@ -748,6 +748,19 @@ TEST(Evidence, AProgramThatSavesOnlyWhenToldKeepsNothingUntold) {
   EXPECT_FALSE(checkpointing_off(command_facts({"python3", "mnist.py"}, {}), {}, none));
 }
 
+// A module run with `python -m` is matched as the file it runs: pkg.train_net is
+// train_net.py; MaxText's ahead-of-time compile step is no training.
+TEST(Evidence, AModuleIsMatchedAsItsFile) {
+  const Policy& policy = default_policy();
+  EXPECT_EQ(
+      training_evidence(command_facts({"python", "-m", "det.tools.train_net", "--cfg", "a.yaml"}, {}), {}, policy),
+      "script train_net.py");
+  EXPECT_FALSE(training_evidence(command_facts({"python", "-m", "det.tools.visualize"}, {}), {}, policy));
+  EXPECT_FALSE(training_evidence(command_facts({"python", "train", "-m"}, {}), {}, policy));
+  EXPECT_EQ(benchmark_evidence(command_facts({"python3", "-m", "MaxText.train_compile", "base.yml"}, {}), {}, policy),
+            "benchmark program MaxText.train_compile");
+}
+
 // A run limited to a few steps is a smoke test or a throughput measurement; a long one,
 // a "no limit" count, a save interval or a unit other than the policy's is not.
 TEST(Evidence, ShortRunsAreDiagnostics) {

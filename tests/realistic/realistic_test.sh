@@ -20,8 +20,9 @@ failures=0
 # round of unseen manifests, 2026-12-07, brought 9 false warnings with it: 0.97 -> 0.94;
 # where programs save unasked or save nothing, MXTune's tuners and uploads by a storage
 # CLI, 2026-12-07: 0.97; the tenth round, 2026-12-07, 0.97 -> 0.96 here and 0.82/0.81 ->
-# 0.82/0.80 on the held-out set, whose new third scored 6 / 3 / 5 / 17 unseen).
-if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.96 --min-recall 0.93; then
+# 0.82/0.80 on the held-out set, whose new third scored 6 / 3 / 5 / 17 unseen; modules
+# matched as their files: recall 0.93 -> 0.94 here).
+if ! python3 tests/realistic/score.py "$bin" "$fx" --min-precision 0.96 --min-recall 0.94; then
   failures=$((failures + 1))
 fi
 # The held-out set (tests/fixtures/realistic-holdout/README.md): rule authors do not read

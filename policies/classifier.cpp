@@ -33,7 +33,6 @@ bool visibly_trains_on_cpu(std::string_view why, const Policy& policy) {
   if (!why.starts_with(kScript)) return true;
   std::string name(why.substr(kScript.size()));
   for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (name.starts_with("re")) name.erase(0, 2);  // retrain.py trains again
   // A word that only says "this runs it" leaves the name's meaning to what follows:
   // main_train.py, run-train.sh, start_training.py train (prepare_train.py does not).
   for (const std::string_view runs : {"main", "run", "start", "launch", "do"}) {
@@ -43,6 +42,7 @@ bool visibly_trains_on_cpu(std::string_view why, const Policy& policy) {
       break;
     }
   }
+  if (name.starts_with("re")) name.erase(0, 2);  // retrain.py trains again
   return std::any_of(policy.training_hints.scripts.begin(), policy.training_hints.scripts.end(),
                      [&](const std::string& pattern) {
                        const bool anchored = pattern.starts_with('*') && !pattern.starts_with("*.");

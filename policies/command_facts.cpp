@@ -171,7 +171,9 @@ std::vector<std::vector<std::string>> split_script(std::string_view text) {
     // `$(NAME)` is a Kubernetes env reference, expanded by the kubelet before any shell
     // runs: part of the word (`s3://$(OUTPUT_BUCKET)`), not a command substitution.
     if (c == '(' && !word.empty() && word.back() == '$') {
-      const std::size_t close = script.find(')', i);
+      // Looked for within a name's length: a script of many unclosed `$(` stays linear.
+      constexpr std::size_t kMaxNameLength = 256;
+      const std::size_t close = script.substr(0, i + 2 + kMaxNameLength).find(')', i);
       const std::string_view name =
           close == std::string_view::npos ? std::string_view() : script.substr(i + 1, close - i - 1);
       if (!name.empty() && std::all_of(name.begin(), name.end(), [](char n) {

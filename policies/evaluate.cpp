@@ -230,6 +230,12 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
   const std::size_t own = settings.size();
   settings.insert(settings.end(), env.begin(), env.end());
   const CommandFacts none;
+  // A setting named under an env var of the container came from that var's JSON value.
+  const auto in_env_json = [&](std::string_view name) {
+    return std::any_of(env.begin(), env.end(), [&](const EnvVar& e) {
+      return name.size() > e.name.size() && name.starts_with(e.name) && name[e.name.size()] == '.';
+    });
+  };
   if (out.checkpointing_off.empty()) {
     if (auto off = checkpointing_off(none, settings, policy)) out.checkpointing_off = *off + " (config file)";
   }
@@ -237,12 +243,7 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
     if (auto where = checkpoint_destination(none, settings, policy)) {
       out.destination = *where;
     } else if (auto saved = save_path(none, settings, policy, working_dir)) {
-      // A setting named under an env var of the container came from its JSON value.
-      const auto dot = saved->flag.find('.');
-      const bool in_env = dot != std::string::npos && std::any_of(env.begin(), env.end(), [&](const EnvVar& e) {
-                            return e.name.size() == dot && saved->flag.compare(0, dot, e.name) == 0;
-                          });
-      out.save_flag = saved->flag + (in_env ? " (JSON in env)" : " (config file)");
+      out.save_flag = saved->flag + (in_env_json(saved->flag) ? " (JSON in env)" : " (config file)");
       out.save_path = std::move(saved->path);
     }
   }
@@ -256,7 +257,8 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
   if (benchmark_evidence(none, settings, policy)) return;
   // Settings stand where env would: a training flag's name among them says "env NAME".
   if (auto why = training_evidence(none, settings, policy); why && why->starts_with("env ")) {
-    out.training = "config file setting " + why->substr(4);
+    const std::string name = why->substr(4);
+    out.training = in_env_json(name) ? "setting " + name + " (JSON in env)" : "config file setting " + name;
   }
 }
 

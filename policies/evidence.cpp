@@ -472,8 +472,9 @@ std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const
               (w.find('/') != std::string::npos && wildcard_match_icase(program, basename_view(w))));
     });
   };
-  const NameSet storage_flags(policy.checkpoint_storage_flags);
+  // Read only once a listed program runs: this is on every command's path.
   const auto told_where = [&] {
+    const NameSet storage_flags(policy.checkpoint_storage_flags);
     return std::any_of(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
       return w.size() > 1 && w.front() == '-' && storage_flags.contains(w);
     });
@@ -490,7 +491,7 @@ std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const
     const auto run = run_of(std::string_view(entry).substr(0, eq));
     if (run == facts.words.end()) continue;
     // A flag that names where to save says the program was told to (or is a fork that
-    // saves). Read only once a listed program runs: this is on every command's path.
+    // saves).
     if (told_where()) return std::nullopt;
     const std::vector<std::string> told{entry.substr(eq + 1)};
     if (switched(facts, env, told, true)) continue;

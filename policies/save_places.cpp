@@ -120,17 +120,22 @@ bool save_place_argument(std::string_view word, std::string_view before, const P
 // /ckpt/{epoch}.h5`). Empty when the program is not listed or the place cannot be
 // resolved (the working directory is the image's, which the manifest does not show).
 std::optional<SavePath> default_place(const CommandFacts& facts, std::size_t i, std::string_view cwd,
-                                      const Policy& policy) {
+                                      const Policy& policy, bool& matched) {
   const std::string_view word = facts.words[i];
   const std::string* entry = saves_by_default_entry(word, {}, policy);
   // A relative script under a known directory (`cd yolov5 && python train.py`) is matched
-  // by its whole path too; only a `.py` word is resolved (this runs for every word).
+  // by its whole path too. This runs for every word: only a `.py` word is resolved, and
+  // only under a directory of a sane length (a hostile 100 KB workingDir is not copied
+  // for each of thousands of words).
+  constexpr std::size_t kMaxResolvedDir = 1024;
   std::string script;
-  if (word.ends_with(".py") && (entry == nullptr || entry->find("<script>") != std::string::npos)) {
+  if (word.ends_with(".py") && cwd.size() <= kMaxResolvedDir &&
+      (entry == nullptr || entry->find("<script>") != std::string::npos)) {
     script = resolve_path(cwd, word);
     if (entry == nullptr) entry = saves_by_default_entry(word, script, policy);
   }
   if (entry == nullptr) return std::nullopt;
+  matched = true;
   std::vector<std::string_view> parts;  // PLACE, then the program's flags for it
   for (std::string_view rest = std::string_view(*entry).substr(entry->find('=') + 1); !rest.empty();) {
     const auto space = rest.find(' ');
@@ -183,6 +188,7 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   // A listed name decides; the first name read by its words is kept in case none does,
   // and the first save-place argument in case no name does.
   std::optional<SavePath> by_words, by_argument, by_default;
+  bool tried_default = false;
   const auto keep = [&](bool listed, std::string_view name, std::string path) -> std::optional<std::string> {
     if (listed) return path;
     by_words = SavePath{std::string(name), std::move(path)};
@@ -210,7 +216,7 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
     const std::string_view w = facts.words[i];
     // The shell's directory for what follows (`cd DIR`), or the one mpirun starts its
     // program in (`-wdir DIR`).
-    if ((w == "cd" || w == "-wdir" || w == "--wdir" || w == "-wd") && i + 1 < facts.words.size()) {
+    if ((w == "cd" || w == "-wdir" || w == "--wdir") && i + 1 < facts.words.size()) {
       const std::string dir = expand(facts.words[i + 1]);
       const bool known = !dir.empty() && dir.find('$') == std::string::npos && dir.front() != '~' &&
                          dir.front() != '-' && dir.front() != '&' && dir.front() != ';';
@@ -237,8 +243,9 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
       if (auto path = local(w, facts.words[i + 1])) return SavePath{std::string(w), *path};
     } else if (!by_argument && i > 0 && save_place_argument(w, facts.words[i - 1], policy)) {
       by_argument = SavePath{std::string(kSavePlaceArgument), resolve_path({}, w)};
-    } else if (!by_default && !policy.saves_by_default.empty()) {
-      by_default = default_place(facts, i, cwd, policy);
+    } else if (!tried_default && !policy.saves_by_default.empty()) {
+      // The first listed program decides, resolved or not: the rest are not tried again.
+      by_default = default_place(facts, i, cwd, policy, tried_default);
     }
   }
   for (const auto& e : env) {
@@ -270,6 +277,20 @@ const std::string* saves_by_default_entry(std::string_view word, std::string_vie
 // (`gsutil cp a b gs://x` is not seen): the words of a script are not split by command.
 namespace {
 
+// bucket_name: `value` is shaped like a bucket's name (GCS and S3 rules: 3 to 63 lower-case
+// letters, digits, dots, dashes or underscores, a letter among them), not a switch's value.
+bool bucket_name(std::string_view value) {
+  if (value.size() < 3 || value.size() > 63) return false;
+  for (const std::string_view word : {"true", "false", "yes", "no", "none", "null"}) {
+    if (value == word) return false;
+  }
+  const auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+  };
+  return std::all_of(value.begin(), value.end(), allowed) &&
+         std::any_of(value.begin(), value.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+
 std::optional<std::string> upload_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy) {
   const auto& words = facts.words;
@@ -290,13 +311,40 @@ std::optional<std::string> upload_destination(const CommandFacts& facts, const s
       continue;
     }
     if (!verb_at(at, {"cp", "mv", "sync", "rsync"})) continue;
+    // An option takes the next word as its value (`--exclude "*.bin"`, `--endpoint-url
+    // URL`) unless it is one of the switches below: a wrong guess misses an upload rather
+    // than taking an option's value for the source.
+    constexpr std::array<std::string_view, 14> kSwitches = {"--recursive",
+                                                            "-r",
+                                                            "-R",
+                                                            "--quiet",
+                                                            "-q",
+                                                            "--dryrun",
+                                                            "--no-progress",
+                                                            "--delete",
+                                                            "--only-show-errors",
+                                                            "--no-sign-request",
+                                                            "-m",
+                                                            "-n",
+                                                            "-c",
+                                                            "--no-clobber"};
     std::vector<std::string_view> operands;
-    for (std::size_t j = at + 1; j < words.size() && j <= at + 12 && operands.size() < 2; ++j) {
-      if (!words[j].starts_with('-')) operands.push_back(words[j]);
+    for (std::size_t j = at + 1; j < words.size() && j <= at + 16 && operands.size() < 2; ++j) {
+      const std::string_view w = words[j];
+      if (!w.starts_with('-')) {
+        operands.push_back(w);
+      } else if (w.find('=') == std::string_view::npos &&
+                 std::find(kSwitches.begin(), kSwitches.end(), w) == kSwitches.end()) {
+        ++j;  // its value
+      }
     }
     if (operands.size() < 2) continue;
-    const std::string from(operands[0]), to(operands[1]);
+    const std::string from = expand_env_reference(operands[0], env), to = expand_env_reference(operands[1], env);
     if (has_scheme(from, policy) || !has_scheme(to, policy)) continue;
+    // Logs or summaries synced to a bucket say nothing about where checkpoints go (the
+    // source's last named directory: `./tb-metrics/*` is metrics).
+    const std::string_view source = basename_view(std::string_view(from).substr(0, from.find_last_not_of("/*") + 1));
+    if (name_words(source, policy).reads) continue;
     std::string by(program);
     for (std::size_t j = i + 1; j <= at; ++j) (by += ' ') += words[j];
     const std::size_t scheme = to.find("://");  // policy schemes may be written without one
@@ -327,9 +375,9 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
   };
   // A bucket a name says the run saves to (`--checkpoint-bucket runs-lab`): a bucket's name
   // needs no scheme.
-  const auto save_bucket = [&](std::string_view name) {
+  const auto save_bucket = [&](std::string_view name, std::string_view value) {
     const NameWords words = name_words(name, policy);
-    return words.bucket_last && words.saves && !words.reads;
+    return words.bucket_last && words.saves && !words.reads && bucket_name(value);
   };
 
   const auto destination = [&](std::string_view name, std::string_view written,
@@ -339,8 +387,7 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
     if (!listed && !other_output(name, flag)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
     if (has_scheme(value, policy)) return value;
-    const bool plain = !value.empty() && value.front() != '$' && value.front() != '/' && value.front() != '.';
-    if (!listed) return plain && save_bucket(name) ? std::optional<std::string>("bucket " + value) : std::nullopt;
+    if (!listed) return save_bucket(name, value) ? std::optional<std::string>("bucket " + value) : std::nullopt;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return set_outside(value, facts, env);
   };

@@ -198,6 +198,7 @@ TEST(Evaluate, AWrappedTrialOnCpuIsJudgedOnItsEvidence) {
   // (main-train.py, run_train.py); one that says something else does not (prepare_train.py).
   EXPECT_TRUE(trial({"python", "main-train.py"}, false).parts[0].evaluated);
   EXPECT_TRUE(trial({"python", "run_train.py", "--lr", "0.1"}, false).parts[0].evaluated);
+  EXPECT_TRUE(trial({"python", "run_retrain.py"}, false).parts[0].evaluated);
   EXPECT_FALSE(trial({"python", "prepare_train.py"}, false).parts[0].evaluated);
   EXPECT_FALSE(trial({"python", "runner.py"}, false).parts[0].evaluated);
   // `python -m pkg.main_train` runs pkg/main_train.py.

@@ -344,6 +344,22 @@ TEST_P(EvidenceTable, Rule) {
 INSTANTIATE_TEST_SUITE_P(Evidence, EvidenceTable, ::testing::ValuesIn(kRows),
                          [](const auto& info) { return info.param.name; });
 
+// `$(NAME)` is a Kubernetes env reference the kubelet expands before any shell runs: one
+// word with what it is part of. A command substitution with a space, an unclosed `$(`, or
+// one longer than a name is split as before.
+TEST(Evidence, AKubeletReferenceInAScriptIsPartOfItsWord) {
+  const auto words = [](std::string script) { return command_facts({"sh", "-c", std::move(script)}, {}).words; };
+  EXPECT_EQ(words("aws s3 mv m.tgz s3://$(OUTPUT_BUCKET)/run"),
+            (std::vector<std::string>{"aws", "s3", "mv", "m.tgz", "s3://$(OUTPUT_BUCKET)/run"}));
+  EXPECT_EQ(words("echo $(date +%s)"), (std::vector<std::string>{"echo", "$", "date", "+%s"}));
+  EXPECT_EQ(words("x=$(OPEN"), (std::vector<std::string>{"x=$", "OPEN"}));
+  EXPECT_EQ(words("a $(" + std::string(300, 'N') + ")").size(), 3u);  // "a", "$", the name
+  // Many unclosed references are read in one pass (each looks only a name's length ahead).
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += "$(";
+  EXPECT_FALSE(words(many).empty());
+}
+
 TEST(Evidence, ShellScriptProgramsSkipKeywordsAndAssignments) {
   const CommandFacts facts =
       command_facts({"/bin/sh", "-ec", "export A=1; NCCL_DEBUG=INFO exec python x.py | tee log"}, {});

@@ -30,8 +30,10 @@ std::string at(std::vector<std::string> command, std::string_view dir = {}) {
 TEST(SavesByDefault, AListedProgramSavesInTheDirectoryItRunsIn) {
   EXPECT_EQ(at({"sh", "-c", "cd /workspace/run && python /examples/tensorflow2_keras_mnist.py"}), "/workspace/run");
   EXPECT_EQ(at({"python", "/horovod/examples/tensorflow2_mnist.py"}, "/work"), "/work/checkpoints");
-  // mpirun's -wdir is the directory the program starts in.
+  // mpirun's -wdir is the directory the program starts in; -wd is a weight decay.
   EXPECT_EQ(at({"mpirun", "-np", "4", "-wdir", "/w/run", "python", "keras_mnist.py"}), "/w/run");
+  EXPECT_EQ(at({"mpirun", "--wdir", "/w/r2", "python", "keras_mnist.py"}), "/w/r2");
+  EXPECT_EQ(at({"python", "train.py", "-wd", "5e-4", "--save-dir", "ckpt"}, "/app"), "/app/ckpt");
   const auto s = saved({"python", "keras_mnist.py"}, "/app");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->flag, "keras_mnist.py's default place");
@@ -39,6 +41,8 @@ TEST(SavesByDefault, AListedProgramSavesInTheDirectoryItRunsIn) {
 
 TEST(SavesByDefault, AnUnknownWorkingDirectorySaysNothing) {
   EXPECT_FALSE(saved({"python", "/examples/tensorflow2_keras_mnist.py"}));
+  // The first listed program decides: a later one is not tried again.
+  EXPECT_FALSE(saved({"sh", "-c", "python keras_mnist.py; cd /w && python keras_mnist.py"}));
   EXPECT_FALSE(saved({"sh", "-c", "cd repo && python keras_mnist.py"}));
   EXPECT_FALSE(saved({"python", "my_mnist.py"}, "/app"));
 }
@@ -115,6 +119,17 @@ TEST(Uploads, WhatAStorageCliUploadsLandsInObjectStorage) {
   EXPECT_EQ(dest("python train.py --output_dir /out && aws s3 sync /out s3://b/run"),
             "s3://b/run (uploaded by aws s3 sync)");
   EXPECT_FALSE(dest("aws s3 cp s3://data/train.csv . && python train.py"));
+  // An option's value is not an operand: this is a download.
+  EXPECT_FALSE(dest("aws s3 sync --exclude '*.bin' s3://models/llama /models && torchrun train.py"));
+  EXPECT_FALSE(dest("aws --endpoint-url http://minio:9000 s3 cp s3://m/x /x && python t.py"));
+  EXPECT_EQ(dest("python t.py; aws s3 cp --endpoint-url http://minio:9000 --recursive /out s3://b/o"),
+            "s3://b/o (uploaded by aws s3 cp)");
+  // Logs synced to a bucket say nothing about checkpoints.
+  EXPECT_FALSE(dest("python t.py & while true; do aws s3 sync /logs s3://b/logs; sleep 60; done"));
+  EXPECT_FALSE(dest("python t.py && gsutil -m cp -r ./tb-metrics/* gs://b/m"));
+  // The destination may be a kubelet reference.
+  EXPECT_EQ(dest("python t.py && aws s3 cp /out $(DEST)", {{"DEST", "s3://b/run"}}),
+            "s3://b/run (uploaded by aws s3 cp)");
   EXPECT_FALSE(dest("aws s3 cp s3://a/x s3://b/x && python train.py"));
   EXPECT_FALSE(dest("aws s3 ls s3://b/ && python train.py"));
   EXPECT_FALSE(dest("cp model.pt /out/ && python train.py"));
@@ -133,6 +148,9 @@ TEST(Uploads, ASaveWordAloneOrASaveBucketNamesTheDestination) {
   EXPECT_FALSE(dest({"python", "t.py", "--output", "/local/out"}));
   EXPECT_FALSE(dest({"python", "t.py", "--data-bucket", "lab-data"}));
   EXPECT_FALSE(dest({"python", "t.py", "--checkpoint-bucket", "$(BUCKET)"}));
+  // A switch's value is no bucket's name.
+  EXPECT_FALSE(dest({"python", "t.py", "--save_to_bucket", "false"}));
+  EXPECT_FALSE(dest({"python", "t.py", "--save-bucket", "My Bucket"}));
   EXPECT_FALSE(dest({"python", "t.py", "--dataset", "gs://d/train"}));
 }
 

@@ -466,11 +466,8 @@ std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const
   // A program with no code that saves keeps nothing, whatever it is told (a fork that
   // saves would take a save flag: then it is judged).
   const auto run_of = [&](std::string_view program) {
-    return std::find_if(facts.words.begin(), facts.words.end(), [&](const std::string& w) {
-      return !w.starts_with('-') &&
-             (wildcard_match_icase(program, w) ||
-              (w.find('/') != std::string::npos && wildcard_match_icase(program, basename_view(w))));
-    });
+    return std::find_if(facts.words.begin(), facts.words.end(),
+                        [&](const std::string& w) { return !w.starts_with('-') && names_program(program, w); });
   };
   // Read only once a listed program runs: this is on every command's path.
   const auto told_where = [&] {

@@ -255,26 +255,24 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   return by_default ? by_default : by_argument;
 }
 
+bool names_program(std::string_view pattern, std::string_view word) {
+  return wildcard_match_icase(pattern, word) ||
+         (word.find('/') != std::string_view::npos && wildcard_match_icase(pattern, basename_view(word)));
+}
+
 const std::string* saves_by_default_entry(std::string_view word, std::string_view script, const Policy& policy) {
   if (word.empty() || word.front() == '-' || word.find('=') != std::string_view::npos) return nullptr;
   for (const auto& entry : policy.saves_by_default) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0) continue;
     const std::string_view program = std::string_view(entry).substr(0, eq);
-    if (wildcard_match_icase(program, word) ||
-        (word.find('/') != std::string_view::npos && wildcard_match_icase(program, basename_view(word))) ||
-        (!script.empty() && wildcard_match_icase(program, script))) {
+    if (names_program(program, word) || (!script.empty() && wildcard_match_icase(program, script))) {
       return &entry;
     }
   }
   return nullptr;
 }
 
-// upload_destination: the object-storage URL a command copies local files to with a
-// storage CLI (`aws s3 cp|mv|sync SRC s3://...`, `gsutil [-m] cp|mv|rsync SRC gs://...`,
-// `gcloud storage cp|mv|rsync SRC gs://...`), with the command that does it: what the run keeps lands there. A download
-// (the source is the URL) or a copy between buckets is not one. Only the first two operands are read
-// (`gsutil cp a b gs://x` is not seen): the words of a script are not split by command.
 namespace {
 
 // bucket_name: `value` is shaped like a bucket's name (GCS and S3 rules: 3 to 63 lower-case
@@ -291,6 +289,12 @@ bool bucket_name(std::string_view value) {
          std::any_of(value.begin(), value.end(), [](char c) { return c >= 'a' && c <= 'z'; });
 }
 
+// upload_destination: the object-storage URL a command copies local files to with a
+// storage CLI (`aws s3 cp|mv|sync SRC s3://...`, `gsutil [-m] cp|mv|rsync SRC gs://...`,
+// `gcloud storage cp|mv|rsync SRC gs://...`), with the command that does it: what the run
+// keeps lands there. A download (the source is the URL), a copy between buckets, or logs
+// and metrics synced are not one. Only the first two operands are read (`gsutil cp a b
+// gs://x` is not seen): the words of a script are not split by command.
 std::optional<std::string> upload_destination(const CommandFacts& facts, const std::vector<EnvVar>& env,
                                               const Policy& policy) {
   const auto& words = facts.words;
@@ -328,17 +332,18 @@ std::optional<std::string> upload_destination(const CommandFacts& facts, const s
                                                             "-n",
                                                             "-c",
                                                             "--no-clobber"};
-    std::vector<std::string_view> operands;
-    for (std::size_t j = at + 1; j < words.size() && j <= at + 16 && operands.size() < 2; ++j) {
+    std::array<std::string_view, 2> operands;
+    std::size_t found = 0;
+    for (std::size_t j = at + 1; j < words.size() && j <= at + 16 && found < operands.size(); ++j) {
       const std::string_view w = words[j];
       if (!w.starts_with('-')) {
-        operands.push_back(w);
+        operands[found++] = w;
       } else if (w.find('=') == std::string_view::npos &&
                  std::find(kSwitches.begin(), kSwitches.end(), w) == kSwitches.end()) {
         ++j;  // its value
       }
     }
-    if (operands.size() < 2) continue;
+    if (found < operands.size()) continue;
     const std::string from = expand_env_reference(operands[0], env), to = expand_env_reference(operands[1], env);
     if (has_scheme(from, policy) || !has_scheme(to, policy)) continue;
     // Logs or summaries synced to a bucket say nothing about where checkpoints go (the

@@ -39,6 +39,12 @@ inline constexpr std::string_view kSavePlaceArgument = "a command argument";
 std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<EnvVar>& env, const Policy& policy,
                                   std::string_view working_dir = {});
 
+// names_program: `word` of a command line is the program a policy pattern names (`*` as in
+// benchmarkPrograms): the word itself, or its basename when it has a directory
+// (`*/mnist/main.py` matches `/opt/mnist/main.py`, `keras_mnist.py` matches
+// `/examples/keras_mnist.py`).
+bool names_program(std::string_view pattern, std::string_view word);
+
 // saves_by_default_entry: the policy savesByDefault entry ("PROGRAM=PLACE [FLAG...]") whose
 // PROGRAM (a wildcard) matches `word` of a command line, its basename when it has a
 // directory, or `script` (the word resolved under the working directory, or empty); null

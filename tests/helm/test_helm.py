@@ -162,7 +162,10 @@ class Chart(unittest.TestCase):
         for flag, says in (("--set=serve.thread=2", "thread"), ("--set=serve.threads=many", "threads"),
                            ("--set=networkPolicy.webhookSources={10.0.0.1}", "webhookSources"),
                            ("--set=networkPolicy.webhookPeers[0].ipBlock.cidr=10.0.0.0/8", "webhookPeers"),
-                           ("--set=certificates.mode=vault", "mode")):
+                           ("--set=certificates.mode=vault", "mode"),
+                           # The helm test image by digest only: a tag can be moved under it.
+                           ("--set=helmTest.image=curlimages/curl:8.11.1", "helmTest"),
+                           ("--set=helmTest.image=curlimages/curl@sha256:c1fe", "helmTest")):
             r = helm("template", "kg", CHART, "-n", NS, flag, check=False)
             self.assertNotEqual(r.returncode, 0, flag)
             self.assertIn(says, r.stderr, r.stderr)
@@ -221,6 +224,7 @@ class Chart(unittest.TestCase):
     def test_helm_test_hook_posts_a_review_through_the_service(self):
         rendered = helm("template", "kg", CHART, "-n", NS, "--show-only", "templates/tests/test-review.yaml").stdout
         pod = objects(rendered)[("Pod", "kubegap-webhook-test-review")]
+        self.assertRegex(pod["spec"]["containers"][0]["image"], r"^curlimages/curl:[\w.-]+@sha256:[0-9a-f]{64}$")
         self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook"], "test")
         self.assertEqual(pod["spec"]["volumes"][0]["secret"]["secretName"], "kubegap-webhook-tls")
         command = pod["spec"]["containers"][0]["command"]

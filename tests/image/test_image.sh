@@ -34,6 +34,18 @@ v = eval(sys.argv[1])
 print(v if isinstance(v, str) else json.dumps(v, separators=(",", ":")))' "$1"
 }
 
+# unpinned_stages FILE: the FROM lines of a Containerfile whose image is neither scratch nor
+# pinned by digest (a tag can be moved under a build; a digest cannot).
+unpinned_stages() {
+  grep -iE '^[[:space:]]*FROM[[:space:]]' "$1" |
+    grep -viE '^[[:space:]]*FROM[[:space:]]+(--platform=[^[:space:]]+[[:space:]]+)?(scratch|[^[:space:]@]+@sha256:[0-9a-f]{64})([[:space:]]|$)'
+}
+check "every Containerfile stage starts from scratch or an image pinned by digest" \
+  test -z "$(unpinned_stages "$src/Containerfile")"
+printf 'FROM debian:bookworm AS build\nFROM scratch\n' >"$tmp/Containerfile.tag"
+check "a stage by tag alone is reported ($(unpinned_stages "$tmp/Containerfile.tag"))" \
+  test "$(unpinned_stages "$tmp/Containerfile.tag")" = "FROM debian:bookworm AS build"
+
 if [[ -n $binary ]]; then
   [[ -n $tarball ]] || die "BINARY needs TARBALL"
   "$src/images/build-oci.sh" --binary "$binary" --out "$tarball" >"$tmp/build.log" 2>&1 ||

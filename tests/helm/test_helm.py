@@ -226,7 +226,11 @@ class Chart(unittest.TestCase):
         pod = objects(rendered)[("Pod", "kubegap-webhook-test-review")]
         self.assertRegex(pod["spec"]["containers"][0]["image"], r"^curlimages/curl:[\w.-]+@sha256:[0-9a-f]{64}$")
         self.assertEqual(pod["metadata"]["annotations"]["helm.sh/hook"], "test")
-        self.assertEqual(pod["spec"]["volumes"][0]["secret"]["secretName"], "kubegap-webhook-tls")
+        sources = {src["secret"]["name"]: src["secret"]["items"]
+                   for src in pod["spec"]["volumes"][0]["projected"]["sources"]}
+        self.assertEqual(sources, {"kubegap-webhook-tls": [{"key": "ca.crt", "path": "ca.crt"}],
+                                   "kubegap-webhook-apiserver-client": [{"key": "tls.crt", "path": "client.crt"},
+                                                                        {"key": "tls.key", "path": "client.key"}]})
         command = pod["spec"]["containers"][0]["command"]
         # The hook's script, run as the pod runs it (sh -c) against the built webhook serving
         # on loopback: curl reaches the Service name, kubegap-webhook.kubegap-system.svc:443,
@@ -236,14 +240,25 @@ class Chart(unittest.TestCase):
             certs = os.path.join(tmp, "certs")
             subprocess.run([os.path.join(SOURCE, "certs", "gen-certs.sh"), "--out", certs], check=True,
                            capture_output=True)
-            script = command[-1].replace("/tls/ca.crt", os.path.join(certs, "ca.crt"))
-            self.assertNotIn("/tls/", script, "the hook reads only the mounted ca.crt")
-            # A webhook with the default policy: the hook passes and prints the warning.
-            with loopback_webhook(tmp, certs) as port:
+            script = command[-1]
+            for mounted in ("ca.crt", "client.crt", "client.key"):
+                script = script.replace(f"/tls/{mounted}", os.path.join(certs, mounted))
+            self.assertNotIn("/tls/", script, "the hook reads only what its pod mounts")
+            # The chart's default (--client-ca, --client-names kube-apiserver) and the
+            # default policy: the hook presents the API server's certificate, passes and
+            # prints the warning.
+            client = ("--client-ca", os.path.join(certs, "ca.crt"), "--client-names", "kube-apiserver")
+            with loopback_webhook(tmp, certs, *client) as port:
                 run = run_hook(command[:-1], script, tmp, port)
             self.assertEqual(run.returncode, 0, f"the hook failed against a live webhook:\n{run.stdout}\n{run.stderr}")
             self.assertIn("kubegap/zone-spread", run.stdout)
             self.assertIn('"allowed":true', run.stdout)
+            # Without the client certificate the same webhook refuses the hook.
+            bare = script.replace(f" --cert {os.path.join(certs, 'client.crt')} --key {os.path.join(certs, 'client.key')}", "")
+            self.assertNotEqual(bare, script)
+            with loopback_webhook(tmp, certs, *client) as port:
+                run = run_hook(command[:-1], bare, tmp, port)
+            self.assertNotEqual(run.returncode, 0, f"a client without a certificate was served:\n{run.stdout}")
             # With every check off the answer carries no warning: the hook must fail, or
             # it would pass whatever the webhook said.
             policy = os.path.join(tmp, "no-checks.yaml")
@@ -259,6 +274,52 @@ class Chart(unittest.TestCase):
             self.assertNotEqual(run.returncode, 0, "the hook passed with no webhook listening")
         off = helm("template", "kg", CHART, "-n", NS, "--set", "helmTest.enabled=false").stdout
         self.assertNotIn("helm.sh/hook: test", off)
+        # With client certificates off, the pod neither mounts nor presents one.
+        anyone = helm("template", "kg", CHART, "-n", NS, "--set", "serve.clientCAKey=", "--set",
+                      "networkPolicy.allowAnyCaller=true", "--show-only", "templates/tests/test-review.yaml").stdout
+        self.assertNotIn("name: kubegap-webhook-apiserver-client", anyone)
+        self.assertNotIn("--cert", anyone)
+
+    def test_only_the_api_server_may_call_by_default(self):
+        """Issue 31: the default install takes reviews only from a client certificate the
+        chart issues for the API server; turning that off needs another limit, or saying so."""
+        rendered = objects(helm("template", "kg", CHART, "-n", NS).stdout)
+        args = rendered[("Deployment", "kubegap-webhook")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.assertEqual(args[args.index("--client-ca") + 1], "/tls/ca.crt")
+        self.assertEqual(args[args.index("--client-names") + 1], "kube-apiserver")
+        client = rendered[("Secret", "kubegap-webhook-apiserver-client")]
+        self.assertEqual(client["type"], "kubernetes.io/tls")
+        tls = rendered[("Secret", "kubegap-webhook-tls")]
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = {}
+            for name, b64 in (("ca.crt", tls["data"]["ca.crt"]), ("client.crt", client["data"]["tls.crt"])):
+                paths[name] = os.path.join(tmp, name)
+                with open(paths[name], "wb") as f:
+                    f.write(base64.b64decode(b64))
+            verify = subprocess.run(["openssl", "verify", "-purpose", "sslclient", "-CAfile", paths["ca.crt"],
+                                     paths["client.crt"]], capture_output=True, text=True)
+            self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+            subject = subprocess.run(["openssl", "x509", "-noout", "-subject", "-in", paths["client.crt"]],
+                                     capture_output=True, text=True, check=True).stdout
+            self.assertRegex(subject, r"CN\s*=\s*kube-apiserver\s*$")
+        # Off, with nothing else limiting port 8443: refused, naming the ways out.
+        r = helm("template", "kg", CHART, "-n", NS, "--set", "serve.clientCAKey=", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        for says in ("serve.clientCAKey", "webhookSources", "allowAnyCaller"):
+            self.assertIn(says, r.stderr)
+        # A NetworkPolicy that is off limits nothing: still refused.
+        r = helm("template", "kg", CHART, "-n", NS, "--set", "serve.clientCAKey=", "--set",
+                 "networkPolicy.webhookSources={10.0.0.1/32}", "--set", "networkPolicy.enabled=false", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        for ok in (("--set", "networkPolicy.webhookSources={10.0.0.1/32}"), ("--set", "networkPolicy.allowAnyCaller=true")):
+            r = objects(helm("template", "kg", CHART, "-n", NS, "--set", "serve.clientCAKey=", *ok).stdout)
+            off = r[("Deployment", "kubegap-webhook")]["spec"]["template"]["spec"]["containers"][0]["args"]
+            self.assertNotIn("--client-ca", off, ok)
+        # cert-manager issues the same client certificate from its CA Issuer.
+        cm = objects(helm("template", "kg", CHART, "-n", NS, "--set", "certificates.mode=certManager").stdout)
+        spec = cm[("Certificate", "kubegap-webhook-apiserver-client")]["spec"]
+        self.assertEqual((spec["commonName"], spec["usages"], spec["issuerRef"]["name"]),
+                         ("kube-apiserver", ["digital signature", "client auth"], "kubegap-ca"))
 
     def test_audit_off_profile_drops_the_workload_reads_the_report_writes_and_the_lease(self):
         """serve.auditInterval 0: the pod keeps only what the cluster view reads (issue 31)."""
@@ -279,7 +340,8 @@ class Chart(unittest.TestCase):
         base = objects(CP.kubectl("kustomize", os.path.join(SOURCE, "manifests", "base")).stdout)
         # Helm's convention: the namespace is made by `helm install --create-namespace`;
         # the chart's self-signed Secret is the overlay's (generate.sh) in kustomize.
-        self.assertEqual(set(chart) - {("Secret", "kubegap-webhook-tls"), ("Secret", "kubegap-webhook-tls-ca")},
+        self.assertEqual(set(chart) - {("Secret", "kubegap-webhook-tls"), ("Secret", "kubegap-webhook-tls-ca"),
+                                       ("Secret", "kubegap-webhook-apiserver-client")},
                          set(base) - {("Namespace", NS)})
         for key in sorted(base):
             if key[0] == "Namespace":
@@ -299,9 +361,15 @@ class Chart(unittest.TestCase):
             verify = subprocess.run(["openssl", "verify", "-CAfile", os.path.join(tmp, "ca.crt"),
                                      os.path.join(tmp, "tls.crt")], capture_output=True, text=True)
             self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        client = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-apiserver-client", "-o",
+                                       "json").stdout)["data"]
+        self.assertTrue(verifies(first["ca.crt"], client["tls.crt"]), "the API server's certificate is the CA's")
         helm("upgrade", "kg", CHART, "-n", NS, "--set", "replicas=3")
         second = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls", "-o", "json").stdout)["data"]
         self.assertEqual(second, first, "an upgrade keeps the serving pair")
+        kept = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-apiserver-client", "-o",
+                                     "json").stdout)["data"]
+        self.assertEqual(kept, client, "and the API server's client certificate, which the control plane holds")
         bundle = json.loads(CP.kubectl("get", "validatingwebhookconfiguration", "kubegap-webhook", "-o",
                                        "json").stdout)["webhooks"][0]["clientConfig"]["caBundle"]
         self.assertEqual(bundle, first["ca.crt"])
@@ -335,6 +403,7 @@ class Chart(unittest.TestCase):
         mounted = [v.get("secret", {}).get("secretName") for v in deployment["spec"]["template"]["spec"]["volumes"]]
         self.assertIn("kubegap-webhook-tls", mounted)
         self.assertNotIn("kubegap-webhook-tls-ca", mounted)
+        self.assertNotIn("kubegap-webhook-apiserver-client", mounted)
         ca_secret = json.loads(CP.kubectl("get", "secret", "-n", NS, "kubegap-webhook-tls-ca", "-o", "json").stdout)
         self.assertEqual(ca_secret["data"]["tls.crt"], first["ca.crt"])
         helm("uninstall", "kg", "-n", NS)

@@ -260,6 +260,9 @@ class Test1Rendered(unittest.TestCase):
                                     "--policy", "/etc/kubegap/policy.yaml", "--log-format", "json"])
         flags = dict(zip(args[1::2], args[2::2]))
         self.assertNotIn("command", c, "the image's entrypoint is the binary")
+        # Only the API server may send reviews (issue 31): its client certificate, signed
+        # by the Secret's CA, with the name both overlays issue it under.
+        self.assertEqual((flags.get("--client-ca"), flags.get("--client-names")), ("/tls/ca.crt", "kube-apiserver"))
 
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         self.assertEqual(ports, {"https": 8443, "health": 9090})
@@ -389,7 +392,8 @@ class Test1Rendered(unittest.TestCase):
         for overlay, extra in (("self-signed", {("Secret", "kubegap-webhook-tls")}),
                                ("cert-manager", {("Issuer", "kubegap-selfsigned"), ("Issuer", "kubegap-ca"),
                                                  ("Certificate", "kubegap-webhook-ca"),
-                                                 ("Certificate", "kubegap-webhook-tls")})):
+                                                 ("Certificate", "kubegap-webhook-tls"),
+                                                 ("Certificate", "kubegap-apiserver-client")})):
             got = {(o["kind"], o["metadata"]["name"]): o for o in objects(overlay)}
             self.assertEqual(set(got) - set(base), extra, overlay)
             self.assertEqual(set(base) - set(got), set(), overlay)
@@ -399,7 +403,7 @@ class Test1Rendered(unittest.TestCase):
             for key in extra:
                 self.assertEqual(got[key]["metadata"].get("namespace"), NS, key)
         note("overlays: the base objects unchanged except the webhook configuration; "
-             "self-signed adds the Secret, cert-manager two Issuers and two Certificates")
+             "self-signed adds the Secret, cert-manager two Issuers and three Certificates")
 
     def test_self_signed_secret_and_ca_bundle(self):
         certs = os.path.join(TMP, "manifests", "overlays", "self-signed", "generated-by-generate.sh")
@@ -423,6 +427,14 @@ class Test1Rendered(unittest.TestCase):
         for name in SERVICE_DNS:
             self.assertIn(f"DNS:{name}", sans)
         self.assertFalse(os.path.exists(os.path.join(certs, "ca.key")), "generate.sh keeps no CA key")
+        # The API server's client certificate: the Secret's CA signed it for client use,
+        # under the name the Deployment's --client-names asks for.
+        client = os.path.join(certs, "client.crt")
+        verify = run(["openssl", "verify", "-purpose", "sslclient", "-CAfile", os.path.join(certs, "ca.crt"), client],
+                     check=False)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertRegex(run(["openssl", "x509", "-in", client, "-noout", "-subject"]).stdout,
+                         r"CN\s*=\s*kube-apiserver\s*$")
         note("self-signed: Secret kubegap-webhook-tls (kubernetes.io/tls) holds the generated files; "
              "caBundle = ca.crt; tls.crt verifies against it with the Service's DNS names")
 
@@ -487,6 +499,44 @@ class Test1Rendered(unittest.TestCase):
         vwc = [o for o in to_objects(kustomize(overlay)) if o["kind"] == "ValidatingWebhookConfiguration"][0]
         self.assertEqual(base64.b64decode(vwc["webhooks"][0]["clientConfig"]["caBundle"]), ca)
 
+    def test_callers_by_network_component(self):
+        """The opt-out for control planes without a client certificate: the component drops
+        exactly the two flags, and the example patch limits port 8443; with the base's
+        flags moved, kustomize refuses rather than remove the wrong arguments."""
+        manifests = copy_manifests(os.path.join(TMP, "callers"))
+        overlay = os.path.join(TMP, "callers", "mine")
+        os.makedirs(overlay)
+        shutil.copy(os.path.join(manifests, "components", "callers-by-network", "webhook-sources.example.yaml"),
+                    os.path.join(overlay, "webhook-sources.yaml"))
+        with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
+            f.write("resources: [../base]\ncomponents: [../components/callers-by-network]\npatches:\n"
+                    "  - path: webhook-sources.yaml\n    target: {kind: NetworkPolicy, name: kubegap-webhook}\n")
+        got = {(o["kind"], o["metadata"]["name"]): o for o in to_objects(kustomize(overlay))}
+        base = {(o["kind"], o["metadata"]["name"]): o for o in objects("base")}
+        self.assertEqual(set(got), set(base))
+        args = got[("Deployment", "kubegap-webhook")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        base_args = base[("Deployment", "kubegap-webhook")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        at = base_args.index("--client-ca")
+        self.assertEqual(args, base_args[:at] + base_args[at + 4:])
+        ingress = got[("NetworkPolicy", "kubegap-webhook")]["spec"]["ingress"]
+        self.assertEqual(ingress[0]["ports"][0]["port"], "https")
+        self.assertEqual(ingress[0]["from"], [{"ipBlock": {"cidr": "192.0.2.10/32"}}])
+        self.assertEqual(ingress[1:], base[("NetworkPolicy", "kubegap-webhook")]["spec"]["ingress"][1:])
+        for key, obj in base.items():
+            if key not in (("Deployment", "kubegap-webhook"), ("NetworkPolicy", "kubegap-webhook")):
+                self.assertEqual(got[key], obj, key)
+        # The base's flags moved (here: --client-names gone): refused, not mis-patched.
+        deployment = os.path.join(manifests, "base", "deployment.yaml")
+        with open(deployment) as f:
+            text = f.read()
+        with open(deployment, "w") as f:
+            f.write(text.replace("            - --client-names\n            - kube-apiserver\n", ""))
+        moved = run([kubectl_path(), "kustomize", overlay], check=False)
+        self.assertNotEqual(moved.returncode, 0, "a component over moved flags must not build")
+        self.assertIn("test", moved.stderr.lower())
+        note("components/callers-by-network: drops --client-ca/--client-names only; the example patch "
+             "limits 8443 to its ipBlock; refuses to build when the base's flags have moved")
+
     def test_cert_manager_issuers_certificate_and_injection(self):
         issuers = {o["metadata"]["name"]: o for o in objects("cert-manager", "Issuer")}
         certificates = {o["metadata"]["name"]: o for o in objects("cert-manager", "Certificate")}
@@ -504,6 +554,10 @@ class Test1Rendered(unittest.TestCase):
         self.assertEqual(tls["privateKey"]["algorithm"], "ECDSA")
         self.assertEqual(tls["privateKey"]["size"], 256)
         self.assertIn("server auth", tls["usages"])
+        client = certificates["kubegap-apiserver-client"]["spec"]
+        self.assertEqual((client["commonName"], client["usages"], client["issuerRef"]),
+                         ("kube-apiserver", ["digital signature", "client auth"], {"kind": "Issuer", "name": "kubegap-ca"}))
+        self.assertEqual(client["secretName"], "kubegap-webhook-apiserver-client")
         vwc = one("cert-manager", "ValidatingWebhookConfiguration")
         self.assertEqual(vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
                          f"{NS}/kubegap-webhook-tls")

@@ -2,6 +2,9 @@
 # Makes the inputs of the self-signed overlay in generated-by-generate.sh/ next to this script:
 #   ca.crt, tls.crt, tls.key   the Secret kubegap-webhook-tls
 #   cabundle-patch.yaml        the webhook configuration's caBundle
+#   client.crt, client.key     the API server's client certificate (CN kube-apiserver): the
+#                              webhook takes reviews only from it (docs/security.md, "Who
+#                              may call", says how the API server is given it)
 # with certs/gen-certs.sh (an ECDSA P-256 CA and a serving certificate for
 # kubegap-webhook.kubegap-system.svc). Then: kubectl apply -k manifests/overlays/self-signed
 #
@@ -11,7 +14,8 @@
 # rewritten (safe to run again). --force rotates: a new CA and serving certificate. The
 # caBundle then holds the new CA AND the previous one (certs/ca-previous.crt), so while
 # the kubelet swaps the mounted files the API server trusts the old and the new serving
-# certificate alike (ca-previous.crt); the next rotation drops the older CA.
+# certificate alike (ca-previous.crt); the next rotation drops the older CA. The client
+# certificate is new too: give it to the API server again, or its reviews fail open.
 # KUBEGAP_GEN_CERTS names the gen-certs.sh to use (default: the repository's).
 # The generated files hold a private key: they are git-ignored; never commit them.
 set -euo pipefail
@@ -25,7 +29,7 @@ namespace=kubegap-system
 force=0
 args=()
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --force) force=1; shift ;;
@@ -67,7 +71,8 @@ if ((have_certs == 0 || force == 1)); then
     mv -f "$previous" "$certs/ca-previous.crt"
     chmod 0644 "$certs/ca-previous.crt"
   fi
-  echo "generate.sh: wrote $certs/{ca.crt,tls.crt,tls.key}" >&2
+  echo "generate.sh: wrote $certs/{ca.crt,tls.crt,tls.key,client.crt,client.key}" >&2
+  echo "generate.sh: give the API server client.crt and client.key (docs/security.md, \"Who may call\")" >&2
 else
   ((${#args[@]} == 0)) || echo "generate.sh: certificates exist; --days/--san apply only with --force" >&2
   echo "generate.sh: keeping the certificates in $certs (--force rotates them)" >&2

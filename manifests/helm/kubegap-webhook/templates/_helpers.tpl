@@ -70,6 +70,24 @@ app.kubernetes.io/component: webhook
 {{- end -}}
 {{- $_ := set $pair "ca" ($ca.Cert | b64enc) -}}
 {{- $_ := set $pair "caKey" ($ca.Key | b64enc) -}}
+{{- /* The API server's client certificate (CN kube-apiserver), from the same CA: kept
+       while the CA is and its end is past renewBeforeDays, like the serving pair. */ -}}
+{{- $client := lookup "v1" "Secret" .Release.Namespace (include "kubegap.apiServerClientSecret" .) -}}
+{{- $clientEnd := 0 -}}
+{{- if and $client $client.metadata.annotations -}}
+{{- $clientEnd = index $client.metadata.annotations "kubegap.io/not-after-unix" | default "0" | int64 -}}
+{{- end -}}
+{{- if and (not $caNew) $client $client.data (hasKey $client.data "tls.crt") (lt $now (sub $clientEnd (mul (int $cfg.renewBeforeDays) 86400))) -}}
+{{- $_ := set $pair "clientCrt" (index $client.data "tls.crt") -}}
+{{- $_ := set $pair "clientKey" (index $client.data "tls.key") -}}
+{{- $_ := set $pair "clientNotAfter" (printf "%d" $clientEnd) -}}
+{{- else -}}
+{{- $days := int $cfg.validityDays -}}
+{{- $leaf := genSignedCertWithKey "kube-apiserver" nil nil $days $ca (genPrivateKey "ecdsa") -}}
+{{- $_ := set $pair "clientCrt" ($leaf.Cert | b64enc) -}}
+{{- $_ := set $pair "clientKey" ($leaf.Key | b64enc) -}}
+{{- $_ := set $pair "clientNotAfter" (printf "%d" (add $now (mul $days 86400))) -}}
+{{- end -}}
 {{- $_ := set .Values "_kubegapTLS" $pair -}}
 {{- end -}}
 {{- toJson .Values._kubegapTLS -}}
@@ -79,4 +97,21 @@ app.kubernetes.io/component: webhook
 {{- define "kubegap.auditLeaseName" -}}
 {{- $lease := .Values.serve.auditLease | default "" -}}
 {{- if $lease -}}{{- last (splitList "/" $lease) -}}{{- else -}}kubegap-webhook-audit{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the client certificate the API server presents to the webhook
+     (--client-ca): the administrator copies it to the control plane; no pod but the
+     helm test mounts it. */}}
+{{- define "kubegap.apiServerClientSecret" -}}
+{{- printf "%s-apiserver-client" (include "kubegap.fullname" .) -}}
+{{- end -}}
+
+{{/* Who may send reviews: refuses to render when nothing limits the callers, unless
+     networkPolicy.allowAnyCaller says so (docs/security.md, "Who may call"). */}}
+{{- define "kubegap.checkCallers" -}}
+{{- $np := .Values.networkPolicy -}}
+{{- $byNetwork := and $np.enabled (or $np.webhookSources $np.webhookPeers) -}}
+{{- if not (or .Values.serve.clientCAKey $byNetwork $np.allowAnyCaller) -}}
+{{- fail "serve.clientCAKey is empty, so the webhook would take reviews from any pod: keep it (the API server presents the client certificate in the Secret <release>-apiserver-client; docs/security.md, \"Who may call\"), or limit port 8443 with networkPolicy.webhookSources or webhookPeers, or set networkPolicy.allowAnyCaller=true to accept every caller" -}}
+{{- end -}}
 {{- end -}}

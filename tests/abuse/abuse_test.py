@@ -19,6 +19,12 @@ stops by itself, and meanwhile a canary thread sends the well-formed review fixt
   slowloris   1,000 connections that stall in the TCP/TLS handshake, stay silent after it,
               or dribble a header; reviews are answered throughout; reports how many the
               server closed and when
+  slowbody    issue 31: a flood at the connection cap (--max-connections 8) of requests
+              whose header and body trickle in a byte every 0.4 s, reopened as the server
+              closes them, for 8 s; then the same with --client-ca, flooded by connections
+              that never send a certificate (silent, or a handshake without one): reviews
+              from the API server's side are answered correctly throughout, each before its
+              5 s webhook timeout, and the timed-out, evicted and refused counters move
   dropped     connections dropped (FIN or RST) mid-handshake, mid-header, mid-body and
               before the response is read; the server's descriptors return to the baseline
   pipelined   many requests in one write, in order, mixed with 404/405/HEAD/chunked, cut
@@ -50,6 +56,7 @@ import os
 import random
 import re
 import resource
+import select
 import selectors
 import signal
 import socket
@@ -353,14 +360,25 @@ class Server:
 
 # --- the canary ----------------------------------------------------------------------------
 
+def closed_while_idle(conn):
+    """Whether the server has closed (or reset) this idle connection: it is readable with
+    no request outstanding, which on an idle HTTP connection means EOF."""
+    return bool(select.select([conn], [], [], 0)[0])
+
+
 class Canary:
     """Sends the review fixtures round robin while a scenario runs, each answer compared with
     its golden file; a new connection every `fresh_every` requests (so new connections are
     tested too, not only one old keep-alive connection); /healthz every half second."""
 
-    def __init__(self, server, ctx, fresh_every=8, pause=0.005, ignore_budget=False, observe=None):
+    def __init__(self, server, ctx, fresh_every=8, pause=0.005, ignore_budget=False, observe=None,
+                 skip_closed_idle=False):
         self.server, self.ctx, self.fresh_every, self.pause = server, ctx, fresh_every, pause
         self.ignore_budget, self.observe = ignore_budget, observe
+        # As Go's HTTP transport (the API server's) does: a kept-alive connection the
+        # server has closed meanwhile is dropped from the pool, not written to.
+        self.skip_closed_idle = skip_closed_idle
+        self.reopened = 0
         self.ok = self.health_ok = 0
         self.errors = []
         self.latencies = []
@@ -378,6 +396,10 @@ class Canary:
         while not self.stop_event.is_set():
             name = FIX.names[i % len(FIX.names)]
             try:
+                if conn is not None and self.skip_closed_idle and closed_while_idle(conn):
+                    conn.close()
+                    conn = None
+                    self.reopened += 1
                 if conn is None or i % self.fresh_every == 0:
                     if conn is not None:
                         conn.close()
@@ -770,6 +792,122 @@ def run_slowloris(total, hold):
     fds = server.wait_fds(baseline_fds + 2)
     check(fds <= baseline_fds + 2, f"slowloris: descriptors back to the baseline once they are gone ({fds})")
     server.finish("slowloris")
+
+
+# --- slow bodies at the connection cap (issue 31) ----------------------------------------------
+
+class Flood:
+    """Keeps `size` slow connections open against the server, reopening each one the
+    server closes: kind "trickle" sends a review's header and body a byte every 0.4 s over
+    TLS; "silent" opens TCP and sends nothing; "no-cert" tries a TLS handshake without a
+    client certificate (refused under --client-ca) and then stays silent if it got one."""
+
+    def __init__(self, server, ctx, kinds, size):
+        self.server, self.ctx, self.kinds, self.size = server, ctx, kinds, size
+        self.opened = self.closed_by_server = 0
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def _open(self, kind):
+        raw = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
+        if kind == "silent":
+            s = raw
+        else:
+            try:
+                s = self.ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+            except (ssl.SSLError, OSError):
+                raw.close()
+                return None  # refused in the handshake: counts as closed by the server
+        s.setblocking(False)
+        self.opened += 1
+        return [kind, s, request_bytes(FIX.bodies[FIX.names[0]]), 0]
+
+    def _run(self):
+        conns = []
+        next_byte = time.monotonic()
+        while not self.stop_event.is_set():
+            while len(conns) < self.size and not self.stop_event.is_set():
+                try:
+                    c = self._open(self.kinds[len(conns) % len(self.kinds)])
+                except OSError:
+                    c = None
+                if c is None:
+                    self.closed_by_server += 1
+                    time.sleep(0.05)
+                    break
+                conns.append(c)
+            if time.monotonic() >= next_byte:
+                next_byte += 0.4
+                for c in conns:
+                    if c[0] == "trickle" and c[3] < len(c[2]) - 1:  # never the last byte
+                        try:
+                            c[1].send(c[2][c[3]:c[3] + 1])
+                            c[3] += 1
+                        except (ssl.SSLWantWriteError, BlockingIOError):
+                            pass
+                        except OSError:
+                            pass
+            alive = []
+            for c in conns:
+                try:
+                    data = c[1].recv(4096)
+                    gone = not data
+                except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                    gone = False
+                except OSError:
+                    gone = True
+                if gone:
+                    self.closed_by_server += 1
+                    c[1].close()
+                else:
+                    alive.append(c)
+            conns = alive
+            self.stop_event.wait(0.05)
+        for c in conns:
+            rst_close(c[1])
+
+    def stop(self):
+        self.stop_event.set()
+        self.thread.join(30)
+
+
+def run_slowbody(seconds=8.0):
+    cap = ["--max-connections", "8", "--request-timeout", "2"]
+    ca = os.path.join(CERTS, "ca.crt")
+    with_cert = client_context(ca)
+    with_cert.load_cert_chain(os.path.join(CERTS, "client.crt"), os.path.join(CERTS, "client.key"))
+    for label, args, flood_kinds, flood_ctx, canary_ctx, moved in (
+            ("trickled bodies", cap, ["trickle"], client_context(ca), client_context(ca),
+             ("kubegap_requests_evicted_total",)),
+            ("--client-ca, clients without a certificate",
+             cap + ["--client-ca", ca, "--client-names", "kube-apiserver"], ["silent", "no-cert"],
+             client_context(ca), with_cert,
+             ("kubegap_tls_handshake_failures_total", "kubegap_connections_evicted_total"))):
+        server = start("slowbody-cert" if "--client-ca" in args else "slowbody", args)
+        before = server.metrics()
+        flood = Flood(server, flood_ctx, flood_kinds, 8).start()
+        time.sleep(1.5)  # the cap is full, and the first trickled requests are past a second
+        canary = Canary(server, canary_ctx, fresh_every=2, pause=0.05, skip_closed_idle=True).start()
+        time.sleep(seconds)
+        canary.stop(f"slowbody ({label}: 8 slow connections kept at the cap of 8 for {seconds:.0f} s)")
+        late = [t for t in canary.latencies if t >= 5.0]
+        check(not late, f"slowbody ({label}): every review answered before the webhook's 5 s timeout "
+                        f"(max {max(canary.latencies or [0]) * 1000:.0f} ms; {len(late)} late)")
+        flood.stop()
+        after = server.metrics()
+        for counter in moved:
+            check(after.get(counter, 0) > before.get(counter, 0),
+                  f"slowbody ({label}): {counter} moved ({before.get(counter, 0):.0f} -> {after.get(counter, 0):.0f})")
+        note(f"slowbody ({label}): {canary.reopened} of the reviews' kept-alive connections were closed "
+             f"while idle (the reviews went on new ones)")
+        note(f"slowbody ({label}): the flood opened {flood.opened} connections, the server closed "
+             f"{flood.closed_by_server}; refused at the cap: "
+             f"{after.get('kubegap_connections_refused_total', 0) - before.get('kubegap_connections_refused_total', 0):.0f}")
+        server.finish("slowbody")
 
 
 # --- dropped connections ------------------------------------------------------------------------
@@ -1679,7 +1817,7 @@ def run_soak(seconds, rate, threads=4):
 
 # --- main ----------------------------------------------------------------------------------------------------
 
-SCENARIOS = ["malformed", "slowloris", "dropped", "pipelined", "sigterm", "certs", "apiserver", "soak", "memory"]
+SCENARIOS = ["malformed", "slowloris", "slowbody", "dropped", "pipelined", "sigterm", "certs", "apiserver", "soak", "memory"]
 
 
 def main():
@@ -1707,6 +1845,7 @@ def main():
     runners = {
         "malformed": lambda: run_malformed(args.malformed),
         "slowloris": lambda: run_slowloris(args.slow_connections, args.slow_hold),
+        "slowbody": run_slowbody,
         "dropped": lambda: run_dropped(150),
         "pipelined": lambda: run_pipelined(16, 40),
         "sigterm": lambda: (run_sigterm(8, 3), run_sigterm_mid_handshake()),

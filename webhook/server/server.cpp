@@ -97,9 +97,10 @@ tcp::endpoint WebhookServer::listen() {
                                                                            connection->state);
             co_await session.run();
           },
-          [this, id, source](const std::exception_ptr& error) {
+          [this, id, source, connection](const std::exception_ptr& error) {
             {
               std::lock_guard lock(mutex_);
+              if (connection->state.evicting.exchange(false)) --closing_;
               connections_.erase(id);
               if (auto it = per_source_.find(source); it != per_source_.end() && --it->second == 0) {
                 per_source_.erase(it);
@@ -155,20 +156,28 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
 }
 
 bool WebhookServer::admit(const boost::asio::ip::address& source) {
-  const std::size_t open = connections();
   const std::size_t cap = options_.max_connections, reserve = options_.reserved_connections;
-  std::size_t from_source = 0;
+  std::size_t open = 0, from_source = 0;
   {
     std::lock_guard lock(mutex_);
+    // Those already being closed for others do not count: under a flood that reconnects
+    // at once, closes in flight would otherwise fill the reserve and the newest
+    // connection, which may be the API server's, would be refused. They still hold
+    // descriptors, so all together stay under twice the cap.
+    if (connections_.size() >= 2 * cap + reserve) {
+      metrics_.connection_refused();
+      return false;
+    }
+    open = connections_.size() - closing_;
     if (auto it = per_source_.find(source); it != per_source_.end()) from_source = it->second;
   }
   // One address may not take every slot (a pod trickling bytes on many connections). At
-  // its share, one of its own connections that may be closed goes for the new one (the
-  // API server may share its address with host-network pods); if none may, the new one
-  // is refused.
+  // its share, one of its own connections goes for the new one, young ones too (the API
+  // server may share its address with host-network pods); only when all of them have
+  // requests in hand is the new one refused.
   const std::size_t share = per_source_cap();
   if (from_source >= share && share < cap) {  // (a share of the whole cap is the cap below)
-    if (from_source >= share + reserve || !evict_connection(&source)) {
+    if (from_source >= share + reserve || !evict_connection(&source, /*at_cap=*/true)) {
       metrics_.connection_refused_per_source();
       return false;
     }
@@ -177,8 +186,12 @@ bool WebhookServer::admit(const boost::asio::ip::address& source) {
   // Near the cap each new connection closes another; at the cap it is taken only when
   // another can be closed for it (evictions land asynchronously: the reserve absorbs
   // those in flight), else it is refused rather than run out of memory or descriptors.
-  const bool evicted = open + reserve >= cap && evict_connection(nullptr);
-  if (open >= cap && (!evicted || open >= cap + reserve)) {
+  // At the cap the young are not spared: a flood that reconnects at once would otherwise
+  // keep every slot under the grace and have every new connection refused.
+  // Past the reserve it is refused before anything is closed for it.
+  const bool room = open < cap + reserve;
+  const bool evicted = room && open + reserve >= cap && evict_connection(nullptr, /*at_cap=*/open >= cap);
+  if (!room || (open >= cap && !evicted)) {
     metrics_.connection_refused();
     return false;
   }
@@ -191,34 +204,36 @@ std::size_t WebhookServer::per_source_cap() const {
              : std::max(options_.max_connections / 4, std::min<std::size_t>(options_.max_connections, 16));
 }
 
-bool WebhookServer::evict_connection(const boost::asio::ip::address* from) {
+bool WebhookServer::evict_connection(const boost::asio::ip::address* from, bool at_cap) {
   std::shared_ptr<Connection> victim;
   std::pair<int, std::chrono::steady_clock::rep> victim_rank;
   {
     std::lock_guard lock(mutex_);
-    // The order is ConnectionState::eviction_rank's: a connection silent since accept,
-    // then the oldest request still arriving, then the longest idle. The scan runs only
-    // near the cap.
+    // The order is ConnectionState::eviction_rank's. The scan runs only near the cap.
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
     for (auto& [id, weak] : connections_) {
       auto connection = weak.lock();
       if (!connection || connection->state.evicting.load()) continue;
       if (from != nullptr && connection->source != *from) continue;
-      const auto rank = connection->state.eviction_rank(now);
+      const auto rank = connection->state.eviction_rank(now, at_cap);
       if (!rank) continue;
       if (!victim || *rank < victim_rank) {
         victim = std::move(connection);
         victim_rank = *rank;
       }
     }
+    if (victim) {
+      victim->state.evicting = true;
+      ++closing_;
+    }
   }
   if (!victim) return false;
-  victim->state.evicting = true;
-  net::post(victim->stream.get_executor(), [this, victim] {
+  net::post(victim->stream.get_executor(), [this, victim, at_cap] {
     // Decided again on the connection's strand: its request may have arrived meanwhile.
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    if (!victim->state.eviction_rank(now)) {
-      victim->state.evicting = false;
+    if (!victim->state.eviction_rank(now, at_cap)) {
+      std::lock_guard lock(mutex_);
+      if (victim->state.evicting.exchange(false)) --closing_;
       return;
     }
     const bool reading = victim->state.phase.load() == session::Phase::kReading;

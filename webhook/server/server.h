@@ -67,12 +67,14 @@ class WebhookServer {
   // needed); counts a refusal.
   bool admit(const boost::asio::ip::address& source);
   // evict_connection: closes one connection (of `from` only, when given) for a new one
-  // (ServerOptions::reserved_connections says which); false when none may be closed.
-  bool evict_connection(const boost::asio::ip::address* from = nullptr);
+  // (ServerOptions::reserved_connections says which; `at_cap` spares no young one:
+  // ConnectionState::eviction_rank); false when none may be closed.
+  bool evict_connection(const boost::asio::ip::address* from, bool at_cap);
   std::size_t per_source_cap() const;
 
   mutable std::mutex mutex_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
+  std::size_t closing_ = 0;  // of connections_, those marked for eviction and not yet gone
   std::map<boost::asio::ip::address, std::size_t> per_source_;  // open connections by peer address
   std::uint64_t next_id_ = 0;
 };

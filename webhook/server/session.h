@@ -73,16 +73,24 @@ struct ConnectionState {
     phase_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     phase.store(p, std::memory_order_relaxed);
   }
-  // eviction_rank: lower goes first; none when eviction may not close it (a request in
-  // hand, or a fresh connection or request younger than kEvictionGrace). Read from other
-  // threads; decided again on the connection's strand before closing.
-  std::optional<std::pair<int, std::chrono::steady_clock::rep>> eviction_rank(
-      std::chrono::steady_clock::rep now) const {
+  // eviction_rank: lower goes first, and the oldest first within a rank: a connection
+  // silent since accept, then a request still arriving, both past kEvictionGrace. None
+  // for a request in hand. Only at the cap (`at_cap`) do the others go too: a fresh
+  // connection or request younger than the grace (it may be the API server's, its request
+  // on the wire), the oldest first, then the longest idle. A flood that reconnects at once
+  // keeps every slot young, and so loses its oldest connection rather than have the newest
+  // refused; an idle keep-alive connection (the API server's pool) goes last, since a
+  // review written as its close arrives is lost. Read from other threads; decided again on
+  // the connection's strand before closing.
+  std::optional<std::pair<int, std::chrono::steady_clock::rep>> eviction_rank(std::chrono::steady_clock::rep now,
+                                                                              bool at_cap = false) const {
     const Phase p = phase.load(std::memory_order_relaxed);
     const auto since = phase_since.load(std::memory_order_relaxed);
+    if (p == Phase::kBusy) return {};
     const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kEvictionGrace).count();
-    if (p == Phase::kBusy || ((p == Phase::kFresh || p == Phase::kReading) && now - since < grace)) return {};
-    return std::pair(p == Phase::kFresh ? 0 : p == Phase::kReading ? 1 : 2, since);
+    if (p != Phase::kIdle && now - since >= grace) return std::pair(p == Phase::kFresh ? 0 : 1, since);
+    if (!at_cap) return {};
+    return std::pair(p == Phase::kIdle ? 3 : 2, since);
   }
 
   std::atomic<Phase> phase{Phase::kFresh};

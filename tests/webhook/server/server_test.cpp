@@ -837,22 +837,6 @@ TEST(ServerTest, HeadGetsHeadersOnlyAndTheConnectionStaysFramed) {
   EXPECT_EQ(client.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
 }
 
-TEST(ServerTest, ConnectionsBeyondTheCapAreClosedAndCounted) {
-  ServerOptions options;
-  options.max_connections = 2;
-  options.reserved_connections = 0;  // no eviction: the cap alone
-  TestServer server(options);
-  TlsClient first(server.port());
-  first.handshake();
-  TlsClient second(server.port());
-  second.handshake();
-  TlsClient third(server.port());
-  EXPECT_TRUE(third.try_handshake()) << "the third connection is refused";
-  EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
-  const auto [code, metrics] = health_get(server.health_port(), "/metrics");
-  EXPECT_NE(metrics.find("kubegap_connections_refused_total 1"), std::string::npos) << metrics;
-}
-
 // The health listener caps its connections too (issue 31): connections that send nothing
 // cannot pile up on it; past the cap a new one is closed at once and counted, and once
 // they are gone the probes are answered again.
@@ -920,6 +904,19 @@ void stall(TlsClient& client, const std::string& body) {
 void expect_metrics(unsigned short port, std::initializer_list<std::string> samples) {
   const std::string metrics = metrics_with(port, *samples.begin());
   for (const auto& sample : samples) EXPECT_NE(metrics.find(sample), std::string::npos) << sample << "\n" << metrics;
+}
+
+// capped: options for the eviction tests: a connection cap and the reserve below it.
+ServerOptions capped(std::size_t max_connections, std::size_t reserved) {
+  ServerOptions options;
+  options.max_connections = max_connections;
+  options.reserved_connections = reserved;
+  return options;
+}
+
+// wait_connections: until the server has accepted `n` connections (at most 2 s).
+void wait_connections(const TestServer& server, std::size_t n) {
+  for (int i = 0; i < 200 && server.connections() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 TEST(ServerTest, OverTheMemoryBudgetAnswers503BeforeReadingTheBody) {
@@ -1035,6 +1032,39 @@ TEST(ServerTest, FirstRequestDeadlineAlsoBoundsADribbledHeader) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "not the 30 s request timeout";
 }
 
+TEST(ServerTest, WithNoReserveConnectionsBeyondTheCapAreClosedAndCounted) {
+  ServerOptions options;
+  options.max_connections = 2;
+  options.reserved_connections = 0;  // no eviction: the cap alone
+  TestServer server(options);
+  TlsClient first(server.port());
+  first.handshake();
+  TlsClient second(server.port());
+  second.handshake();
+  TlsClient third(server.port());
+  EXPECT_TRUE(third.try_handshake()) << "the third connection is refused";
+  EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  expect_metrics(server.health_port(), {"kubegap_connections_refused_total 1"});
+}
+
+// At the cap with every connection young (a flood that reconnects at once keeps them
+// so), a new connection still gets in: the oldest goes, not the newcomer, which may be
+// the API server's (issue 31). Without this, the flood had new connections refused.
+TEST(ServerTest, AtTheCapANewConnectionClosesTheOldestEvenWhenAllAreYoung) {
+  TestServer server(capped(2, 1));
+  TlsClient first(server.port());
+  first.handshake();
+  TlsClient second(server.port());
+  second.handshake();
+  wait_connections(server, 2);
+  TlsClient third(server.port());  // both others are under a second old
+  third.handshake();
+  EXPECT_EQ(third.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_TRUE(first.closed_by_peer()) << "the oldest is closed for the newcomer";
+  EXPECT_EQ(second.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  expect_metrics(server.health_port(), {"kubegap_connections_evicted_total 1", "kubegap_connections_refused_total 0"});
+}
+
 TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
   ServerOptions options;
   options.max_connections = 3;
@@ -1045,7 +1075,7 @@ TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
   EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   TlsClient silent(server.port());
   silent.handshake();
-  for (int i = 0; i < 200 && server.connections() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_connections(server, 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the fresh connection's grace
   // The third connection reaches the reserve: the silent one goes, not the one that served.
   TlsClient newcomer(server.port());
@@ -1058,22 +1088,40 @@ TEST(ServerTest, NearTheCapANewConnectionClosesOneThatNeverSentARequest) {
   EXPECT_NE(metrics.find("kubegap_connections_refused_total 0"), std::string::npos) << metrics;
 }
 
-TEST(ServerTest, NearTheCapANewConnectionInItsFirstSecondIsSpared) {
-  ServerOptions options;
-  options.max_connections = 3;
-  options.reserved_connections = 1;
-  TestServer server(options);
+// Near the cap, but below it, only stale connections are closed for a new one: not one
+// in its first second (it may be the API server's, its request on the wire), and not an
+// idle keep-alive one (a review written as its close arrives is lost).
+TEST(ServerTest, NearTheCapNeitherAYoungNorAnIdleConnectionIsClosed) {
+  TestServer server(capped(3, 1));
   TlsClient served(server.port());
   served.handshake();
   EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   TlsClient young(server.port());  // may be the API server's, its request on the wire
   young.handshake();
-  for (int i = 0; i < 200 && server.connections() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_connections(server, 2);
   TlsClient newcomer(server.port());
   newcomer.handshake();
-  EXPECT_TRUE(served.closed_by_peer()) << "the idle one goes instead";
   EXPECT_EQ(young.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   EXPECT_EQ(newcomer.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  expect_metrics(server.health_port(), {"kubegap_connections_evicted_total 0"});
+}
+
+// At the cap an idle keep-alive connection (one that has been served: the API server's
+// pool) outlasts a young one that has sent nothing: closing an idle one can lose a review
+// written as the close arrives.
+TEST(ServerTest, AtTheCapAYoungSilentConnectionGoesBeforeAnIdleOne) {
+  TestServer server(capped(2, 1));
+  TlsClient silent(server.port());
+  silent.handshake();
+  TlsClient served(server.port());
+  served.handshake();
+  EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  TlsClient newcomer(server.port());
+  newcomer.handshake();
+  EXPECT_EQ(newcomer.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_TRUE(silent.closed_by_peer()) << "the young silent one goes";
+  EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
 }
 
 TEST(ServerTest, EvictionNeverClosesAConnectionWithARequestInProgress) {
@@ -1126,21 +1174,27 @@ TEST(ServerTest, ATrickledBodyIsCutOffByTheRequestDeadlineAndCounted) {
 TEST(ServerTest, OneSourceCannotTakeEverySlot) {
   ServerOptions options;
   options.max_connections = 8;
+  options.reserved_connections = 1;  // nothing closed for being near the cap of 8
   options.max_connections_per_source = 2;
   TestServer server(options);
   TlsClient first(server.port());
   first.handshake();
   TlsClient second(server.port());
   second.handshake();
+  wait_connections(server, 2);
+  // A third from 127.0.0.1 takes the place of its own oldest: the address keeps two.
   TlsClient third(server.port());
-  EXPECT_TRUE(third.try_handshake()) << "a third connection from 127.0.0.1 is refused";
-  // Another source still gets in, and the first two are served.
+  third.handshake();
+  EXPECT_EQ(third.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_TRUE(first.closed_by_peer()) << "the address's oldest connection goes";
+  EXPECT_EQ(server.connections(), 2u);
+  // Another source still gets in, and is served beside them.
   TlsClient elsewhere(server.port(), {}, "127.0.0.2");
   elsewhere.handshake();
   EXPECT_EQ(elsewhere.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
-  EXPECT_EQ(first.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  EXPECT_EQ(second.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   expect_metrics(server.health_port(),
-                 {"kubegap_connections_refused_per_source_total 1", "kubegap_connections_refused_total 0"});
+                 {"kubegap_connections_evicted_total 1", "kubegap_connections_refused_per_source_total 0"});
 }
 
 // At its share, an address's new connection closes one of that address's own stalled

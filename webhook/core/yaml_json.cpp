@@ -1,6 +1,5 @@
 #include "webhook/core/yaml_json.h"
 
-#include <yaml-cpp/emitter.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
@@ -516,12 +515,21 @@ bool parse_json_document(std::string_view part, YamlConversion& conversion, Pars
 ParsedYaml parse_yaml_text(std::string_view text, const std::string& file, std::size_t node_budget, bool with_lines) {
   ParsedYaml out;
   YamlConversion conversion;
-  // One budget for the whole text: every document of an alias bomb draws on it.
-  conversion.budget = node_budget != 0 ? node_budget : yaml_node_budget(text.size());
+  // One budget for the whole text, which every document draws on, twice a single text's
+  // so that one alias bomb among the documents, held to its own part's budget, leaves the
+  // others what they need: the rest of the file is still read and reported. (A given
+  // `node_budget` is the caller's whole budget, drawn on as it is.)
+  std::size_t remaining = node_budget != 0 ? node_budget : 2 * yaml_node_budget(text.size());
   conversion.field_line_bytes = with_lines ? 64 * text.size() + (std::size_t{1} << 20) : 0;
   for (const TextDocument& part : split_documents(text)) {
+    const std::size_t share = node_budget != 0 ? remaining : std::min(remaining, yaml_node_budget(part.text.size()));
+    conversion.budget = share;
+    const auto draw = [&] { remaining -= share - conversion.budget; };
     conversion.line_offset = part.first_line;
-    if (parse_json_document(part.text, conversion, out)) continue;
+    if (parse_json_document(part.text, conversion, out)) {
+      draw();
+      continue;
+    }
     try {
       const std::string part_text(part.text);
       refuse_stalling_text(part_text);
@@ -533,6 +541,7 @@ ParsedYaml parse_yaml_text(std::string_view text, const std::string& file, std::
     } catch (const ConversionError& e) {
       out.problems.push_back({file, e.line(), e.message()});
     }
+    draw();
   }
   return out;
 }
@@ -541,59 +550,6 @@ std::vector<YamlDocument> load_yaml_documents(std::string_view text, const std::
   ParsedYaml parsed = parse_yaml_text(text, source);
   if (!parsed.problems.empty()) throw ConfigError(parsed.problems.front().text());
   return std::move(parsed.documents);
-}
-
-namespace {
-
-// reads_as_other_type: a plain scalar that a YAML 1.1 or 1.2 reader would not take as a
-// string (yaml-cpp's emitter leaves "true", "1" or "null" unquoted). Conservative: any
-// text that starts like a number is quoted.
-bool reads_as_other_type(const std::string& text) {
-  if (text.empty()) return true;
-  const char first = text.front();
-  if ((first >= '0' && first <= '9') || first == '-' || first == '+' || first == '.') return true;
-  std::string lower;
-  for (const char c : text) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  static const std::unordered_set<std::string> kWords = {"true", "false", "yes", "no",   "on",
-                                                         "off",  "y",     "n",   "null", "~"};
-  return kWords.contains(lower);
-}
-
-void emit_json(YAML::Emitter& out, const rapidjson::Value& value) {
-  if (value.IsObject()) {
-    out << YAML::BeginMap;
-    for (const auto& m : value.GetObject()) {
-      out << YAML::Key << std::string(m.name.GetString(), m.name.GetStringLength()) << YAML::Value;
-      emit_json(out, m.value);
-    }
-    out << YAML::EndMap;
-  } else if (value.IsArray()) {
-    out << YAML::BeginSeq;
-    for (const auto& item : value.GetArray()) emit_json(out, item);
-    out << YAML::EndSeq;
-  } else if (value.IsString()) {
-    const std::string text(value.GetString(), value.GetStringLength());
-    if (reads_as_other_type(text)) out << YAML::DoubleQuoted;
-    out << text;
-  } else if (value.IsBool()) {
-    out << value.GetBool();
-  } else if (value.IsInt64()) {
-    out << value.GetInt64();
-  } else if (value.IsUint64()) {
-    out << value.GetUint64();
-  } else if (value.IsNumber()) {
-    out << value.GetDouble();
-  } else {
-    out << YAML::Null;
-  }
-}
-
-}  // namespace
-
-std::string json_to_yaml(const rapidjson::Value& value) {
-  YAML::Emitter out;
-  emit_json(out, value);
-  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace kubegap

@@ -169,6 +169,39 @@ TEST(ObjectLoaderMergeKeys, MergeBombsOfEmptyMappingsAreRefusedToo) {
   std::printf("merge bomb of empty mappings refused in %.3f s\n", std::chrono::duration<double>(took).count());
 }
 
+// A bomb costs only its own document (issue 31): held to its part's share of the budget,
+// it leaves the documents around it theirs, so the rest of the file is still reported.
+// Both bombs of the security review, among ordinary documents.
+TEST(ObjectLoaderMergeKeys, ABombAmongDocumentsCostsOnlyItsOwn) {
+  const std::string pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: NAME}\nspec: {containers: [{name: c}]}\n";
+  const auto named = [&](const std::string& name) {
+    return pod.substr(0, pod.find("NAME")) + name + pod.substr(pod.find("NAME") + 4);
+  };
+  for (const bool merge : {true, false}) {
+    const std::string bomb = alias_bomb("apiVersion: v1\nkind: Pod\nmetadata: {name: bomb}\n", merge);
+    const std::string text = named("before") + "---\n" + bomb + "---\n" + named("after") + "---\n" + named("last");
+    const LoadedObjects loaded = load(text, "bomb.yaml");
+    std::vector<std::string> names;
+    for (const auto& object : loaded.objects) names.emplace_back((*object.json)["metadata"]["name"].GetString());
+    EXPECT_EQ(names, (std::vector<std::string>{"before", "after", "last"})) << (merge ? "merge bomb" : "alias bomb");
+    ASSERT_EQ(loaded.problems.size(), 1u) << problems_of(loaded);
+    EXPECT_EQ(loaded.problems[0].file, "bomb.yaml");
+    EXPECT_GT(loaded.problems[0].line, 5) << "the line is in the bomb's document, not the first";
+    EXPECT_NE(loaded.problems[0].message.find("too many nodes"), std::string::npos) << loaded.problems[0].message;
+  }
+}
+
+// Many small merges, as a templated manifest may have (2,000 mappings merging a base of
+// three keys): linear work, well within the budget, read in full.
+TEST(ObjectLoaderMergeKeys, ManySmallMergesAreRead) {
+  std::string text =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: merges}\nbase: &base {a: 1, b: 2, c: 3}\nitems:\n";
+  for (int i = 0; i < 2000; ++i) text += "  - {<<: *base, id: " + std::to_string(i) + "}\n";
+  const LoadedObjects loaded = load(text);
+  EXPECT_TRUE(loaded.problems.empty()) << problems_of(loaded);
+  ASSERT_EQ(loaded.objects.size(), 1u);
+}
+
 TEST(ObjectLoaderMergeKeys, ASelfMergeIsRefusedNotLooped) {
   const LoadedObjects loaded = load("apiVersion: v1\nkind: Pod\nm: &m {a: 1, <<: *m}\n");
   EXPECT_TRUE(loaded.objects.empty());

@@ -163,7 +163,8 @@ bool WebhookServer::admit(const boost::asio::ip::address& source) {
     // Those already being closed for others do not count: under a flood that reconnects
     // at once, closes in flight would otherwise fill the reserve and the newest
     // connection, which may be the API server's, would be refused. They still hold
-    // descriptors, so all together stay under twice the cap.
+    // descriptors (each closes at once, without waiting for close_notify), so all
+    // together stay under twice the cap plus the reserve.
     if (connections_.size() >= 2 * cap + reserve) {
       metrics_.connection_refused();
       return false;
@@ -177,11 +178,15 @@ bool WebhookServer::admit(const boost::asio::ip::address& source) {
   // requests in hand is the new one refused.
   const std::size_t share = per_source_cap();
   if (from_source >= share && share < cap) {  // (a share of the whole cap is the cap below)
+    if (open >= cap + reserve) {              // refused all the same: nothing is closed for it
+      metrics_.connection_refused();
+      return false;
+    }
     if (from_source >= share + reserve || !evict_connection(&source, /*at_cap=*/true)) {
       metrics_.connection_refused_per_source();
       return false;
     }
-    return open < cap + reserve;
+    return true;
   }
   // Near the cap each new connection closes another; at the cap it is taken only when
   // another can be closed for it (evictions land asynchronously: the reserve absorbs

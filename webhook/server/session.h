@@ -61,8 +61,9 @@ enum class Phase : std::uint8_t {
   kBusy,     // handling or answering a request, or closing
 };
 
-// kEvictionGrace: how long a fresh connection or a request being read is spared from
-// eviction: the API server writes its request at once, so either may be its, on the wire.
+// kEvictionGrace: how long, below the connection cap, a fresh connection or a request
+// being read is spared from eviction: the API server writes its request at once, so
+// either may be its, on the wire (ConnectionState::eviction_rank).
 inline constexpr auto kEvictionGrace = std::chrono::seconds(1);
 
 // ConnectionState: what the server's eviction and shutdown read of a connection.
@@ -185,10 +186,16 @@ class Session {
         buffer.commit(n);
       }
       state_.enter(Phase::kReading);
-      keep_alive = co_await serve_one(buffer, first_deadline);
+      // An eviction decided as a request completed (its cancel found no read to cancel)
+      // lets that request be answered, then closes.
+      keep_alive = co_await serve_one(buffer, first_deadline) && !state_.evicting.load();
       first_deadline.reset();
     }
-    state_.phase = Phase::kBusy;  // closing: nothing more to evict
+    state_.phase = Phase::kBusy;   // closing: nothing more to evict
+    if (state_.evicting.load()) {  // its slot is wanted now: no 2 s wait for close_notify
+      Ops::close(stream_);
+      co_return;
+    }
     Ops::expire_after(stream_, std::chrono::seconds(2));
     co_await Ops::shutdown(stream_);  // best effort close_notify
   }

@@ -1096,11 +1096,17 @@ TEST(ServerTest, NearTheCapNeitherAYoungNorAnIdleConnectionIsClosed) {
   TlsClient served(server.port());
   served.handshake();
   EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
+  const auto young_since = std::chrono::steady_clock::now();
   TlsClient young(server.port());  // may be the API server's, its request on the wire
   young.handshake();
   wait_connections(server, 2);
   TlsClient newcomer(server.port());
   newcomer.handshake();
+  // On a machine slow enough for `young` to pass the one-second grace first, this case
+  // is not the one named (it would rightly be closed as stale).
+  if (std::chrono::steady_clock::now() - young_since > std::chrono::milliseconds(800)) {
+    GTEST_SKIP() << "the young connection was not young by the time the newcomer came";
+  }
   EXPECT_EQ(young.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   EXPECT_EQ(newcomer.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);
   EXPECT_EQ(served.post("/validate", read_fixture("gpu-pod-gaps.json")).result_int(), 200);

@@ -77,7 +77,7 @@ app.kubernetes.io/component: webhook
 {{- if and $client $client.metadata.annotations -}}
 {{- $clientEnd = index $client.metadata.annotations "kubegap.io/not-after-unix" | default "0" | int64 -}}
 {{- end -}}
-{{- if and (not $caNew) $client $client.data (hasKey $client.data "tls.crt") (lt $now (sub $clientEnd (mul (int $cfg.renewBeforeDays) 86400))) -}}
+{{- if and (not $caNew) $client $client.data (hasKey $client.data "tls.crt") (hasKey $client.data "tls.key") (lt $now (sub $clientEnd (mul (int $cfg.renewBeforeDays) 86400))) -}}
 {{- $_ := set $pair "clientCrt" (index $client.data "tls.crt") -}}
 {{- $_ := set $pair "clientKey" (index $client.data "tls.key") -}}
 {{- $_ := set $pair "clientNotAfter" (printf "%d" $clientEnd) -}}
@@ -112,6 +112,6 @@ app.kubernetes.io/component: webhook
 {{- $np := .Values.networkPolicy -}}
 {{- $byNetwork := and $np.enabled (or $np.webhookSources $np.webhookPeers) -}}
 {{- if not (or .Values.serve.clientCAKey $byNetwork $np.allowAnyCaller) -}}
-{{- fail "serve.clientCAKey is empty, so the webhook would take reviews from any pod: keep it (the API server presents the client certificate in the Secret <release>-apiserver-client; docs/security.md, \"Who may call\"), or limit port 8443 with networkPolicy.webhookSources or webhookPeers, or set networkPolicy.allowAnyCaller=true to accept every caller" -}}
+{{- fail (printf "serve.clientCAKey is empty, so the webhook would take reviews from any pod: keep it (the API server presents the client certificate in the Secret %s; docs/security.md, \"Who may call\"), or limit port 8443 with networkPolicy.webhookSources or webhookPeers, or set networkPolicy.allowAnyCaller=true to accept every caller" (include "kubegap.apiServerClientSecret" .)) -}}
 {{- end -}}
 {{- end -}}

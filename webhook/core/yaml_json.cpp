@@ -524,24 +524,21 @@ ParsedYaml parse_yaml_text(std::string_view text, const std::string& file, std::
   for (const TextDocument& part : split_documents(text)) {
     const std::size_t share = node_budget != 0 ? remaining : std::min(remaining, yaml_node_budget(part.text.size()));
     conversion.budget = share;
-    const auto draw = [&] { remaining -= share - conversion.budget; };
     conversion.line_offset = part.first_line;
-    if (parse_json_document(part.text, conversion, out)) {
-      draw();
-      continue;
-    }
-    try {
-      const std::string part_text(part.text);
-      refuse_stalling_text(part_text);
-      for (const auto& node : YAML::LoadAll(part_text)) {
-        if (node && !node.IsNull()) convert_document(node, conversion, out);
+    if (!parse_json_document(part.text, conversion, out)) {
+      try {
+        const std::string part_text(part.text);
+        refuse_stalling_text(part_text);
+        for (const auto& node : YAML::LoadAll(part_text)) {
+          if (node && !node.IsNull()) convert_document(node, conversion, out);
+        }
+      } catch (const YAML::Exception& e) {
+        out.problems.push_back({file, part.first_line + e.mark.line + 1, "invalid YAML: " + e.msg});
+      } catch (const ConversionError& e) {
+        out.problems.push_back({file, e.line(), e.message()});
       }
-    } catch (const YAML::Exception& e) {
-      out.problems.push_back({file, part.first_line + e.mark.line + 1, "invalid YAML: " + e.msg});
-    } catch (const ConversionError& e) {
-      out.problems.push_back({file, e.line(), e.message()});
     }
-    draw();
+    remaining -= share - conversion.budget;  // what this document drew
   }
   return out;
 }

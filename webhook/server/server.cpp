@@ -100,7 +100,7 @@ tcp::endpoint WebhookServer::listen() {
           [this, id, source, connection](const std::exception_ptr& error) {
             {
               std::lock_guard lock(mutex_);
-              if (connection->state.evicting.exchange(false)) --closing_;
+              unmark_evicting(*connection);
               connections_.erase(id);
               if (auto it = per_source_.find(source); it != per_source_.end() && --it->second == 0) {
                 per_source_.erase(it);
@@ -157,6 +157,10 @@ void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<v
 
 bool WebhookServer::admit(const boost::asio::ip::address& source) {
   const std::size_t cap = options_.max_connections, reserve = options_.reserved_connections;
+  const auto refuse = [this] {
+    metrics_.connection_refused();
+    return false;
+  };
   std::size_t open = 0, from_source = 0;
   {
     std::lock_guard lock(mutex_);
@@ -165,23 +169,18 @@ bool WebhookServer::admit(const boost::asio::ip::address& source) {
     // connection, which may be the API server's, would be refused. They still hold
     // descriptors (each closes at once, without waiting for close_notify), so all
     // together stay under twice the cap plus the reserve.
-    if (connections_.size() >= 2 * cap + reserve) {
-      metrics_.connection_refused();
-      return false;
-    }
+    if (connections_.size() >= 2 * cap + reserve) return refuse();
     open = connections_.size() - closing_;
     if (auto it = per_source_.find(source); it != per_source_.end()) from_source = it->second;
   }
+  // Past the reserve it is refused, and nothing is closed for it.
+  if (open >= cap + reserve) return refuse();
   // One address may not take every slot (a pod trickling bytes on many connections). At
   // its share, one of its own connections goes for the new one, young ones too (the API
   // server may share its address with host-network pods); only when all of them have
   // requests in hand is the new one refused.
   const std::size_t share = per_source_cap();
   if (from_source >= share && share < cap) {  // (a share of the whole cap is the cap below)
-    if (open >= cap + reserve) {              // refused all the same: nothing is closed for it
-      metrics_.connection_refused();
-      return false;
-    }
     if (from_source >= share + reserve || !evict_connection(&source, /*at_cap=*/true)) {
       metrics_.connection_refused_per_source();
       return false;
@@ -193,13 +192,8 @@ bool WebhookServer::admit(const boost::asio::ip::address& source) {
   // those in flight), else it is refused rather than run out of memory or descriptors.
   // At the cap the young are not spared: a flood that reconnects at once would otherwise
   // keep every slot under the grace and have every new connection refused.
-  // Past the reserve it is refused before anything is closed for it.
-  const bool room = open < cap + reserve;
-  const bool evicted = room && open + reserve >= cap && evict_connection(nullptr, /*at_cap=*/open >= cap);
-  if (!room || (open >= cap && !evicted)) {
-    metrics_.connection_refused();
-    return false;
-  }
+  const bool evicted = open + reserve >= cap && evict_connection(nullptr, /*at_cap=*/open >= cap);
+  if (open >= cap && !evicted) return refuse();
   return true;
 }
 
@@ -238,7 +232,7 @@ bool WebhookServer::evict_connection(const boost::asio::ip::address* from, bool 
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
     if (!victim->state.eviction_rank(now, at_cap)) {
       std::lock_guard lock(mutex_);
-      if (victim->state.evicting.exchange(false)) --closing_;
+      unmark_evicting(*victim);
       return;
     }
     const bool reading = victim->state.phase.load() == session::Phase::kReading;
@@ -248,6 +242,10 @@ bool WebhookServer::evict_connection(const boost::asio::ip::address* from, bool 
     beast::get_lowest_layer(victim->stream).cancel();
   });
   return true;
+}
+
+void WebhookServer::unmark_evicting(Connection& connection) {
+  if (connection.state.evicting.exchange(false)) --closing_;
 }
 
 std::size_t WebhookServer::connections() const {

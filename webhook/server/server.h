@@ -71,6 +71,9 @@ class WebhookServer {
   // ConnectionState::eviction_rank); false when none may be closed.
   bool evict_connection(const boost::asio::ip::address* from, bool at_cap);
   std::size_t per_source_cap() const;
+  // unmark_evicting: the connection is no longer being closed for another (it is gone,
+  // or its request arrived first); with mutex_ held.
+  void unmark_evicting(Connection& connection);
 
   mutable std::mutex mutex_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;

@@ -84,7 +84,7 @@ struct ConnectionState {
   // review written as its close arrives is lost. Read from other threads; decided again on
   // the connection's strand before closing.
   std::optional<std::pair<int, std::chrono::steady_clock::rep>> eviction_rank(std::chrono::steady_clock::rep now,
-                                                                              bool at_cap = false) const {
+                                                                              bool at_cap) const {
     const Phase p = phase.load(std::memory_order_relaxed);
     const auto since = phase_since.load(std::memory_order_relaxed);
     if (p == Phase::kBusy) return {};

@@ -43,9 +43,16 @@ std::string_view flag_name(std::string_view word) {
   return word;
 }
 
-bool same_flag(std::string_view a, std::string_view b) {
-  FoldedFlag x(flag_name(a));
-  FoldedFlag y(flag_name(b));
+bool same_flag_folded(std::string_view a, std::string_view b) {
+  // flag_name's leading dashes dropped here and its `=value` by FoldedFlag, in the one
+  // pass that compares (no search for the `=` first).
+  const auto undashed = [](std::string_view w) {
+    std::size_t i = 0;
+    while (i < w.size() && w[i] == '-') ++i;
+    return w.substr(i);
+  };
+  FoldedFlag x(undashed(a));
+  FoldedFlag y(undashed(b));
   while (!x.done() && !y.done()) {
     if (x.next() != y.next()) return false;
   }

@@ -25,11 +25,12 @@ inline char fold_flag_char(char c) { return c == '-' ? '_' : ascii_lower(c); }
 
 // FoldedFlag: a flag name's bytes as normalized_flag makes them, one at a time, without a
 // copy: `-` as `_`, lower case, and a camelCase name split at each hump (`numEpochs`,
-// a config file's or a Java-style flag's spelling, reads as `num_epochs`).
+// a config file's or a Java-style flag's spelling, reads as `num_epochs`). The name ends
+// at an `=` (`lr=0.1` folds as `lr`), so a word's name is read without finding it first.
 class FoldedFlag {
  public:
   explicit FoldedFlag(std::string_view name) : name_(name) {}
-  bool done() const { return at_ >= name_.size(); }
+  bool done() const { return at_ >= name_.size() || name_[at_] == '='; }
   char next() {
     const char c = name_[at_];
     if (!hump_ && at_ > 0 && is_hump(name_[at_ - 1], c)) {
@@ -59,8 +60,23 @@ bool matches(const std::vector<std::string>& patterns, std::string_view text);
 // flag_name: a word as a flag name: without leading dashes and any `=value`.
 std::string_view flag_name(std::string_view word);
 
-// same_flag: equal as normalized_flag would make them, without making them.
-bool same_flag(std::string_view a, std::string_view b);
+// flag_initial: the first byte of a word's flag name as FoldedFlag gives it ('\0' for an
+// empty name).
+inline char flag_initial(std::string_view word) {
+  std::size_t i = 0;
+  while (i < word.size() && word[i] == '-') ++i;
+  return i < word.size() && word[i] != '=' ? fold_flag_char(word[i]) : '\0';
+}
+
+// same_flag_folded: same_flag past its first-byte test.
+bool same_flag_folded(std::string_view a, std::string_view b);
+
+// same_flag: equal as normalized_flag would make them, without making them. It runs for
+// every (policy name, command word) pair of a review: the first byte, tested inline, ends
+// most of them.
+inline bool same_flag(std::string_view a, std::string_view b) {
+  return flag_initial(a) == flag_initial(b) && same_flag_folded(a, b);
+}
 
 // FlagValue: a flag name and its value, from `--name=value`, `name=value` or
 // `--name value`: views into the command's words (NameSet compares names without case

@@ -362,7 +362,7 @@ bool wildcard_match(const std::string& pattern, const std::string& text) {
   return wildcard_match_with(pattern, text, [](char a, char b) { return a == b; });
 }
 
-bool wildcard_match_icase(std::string_view pattern, std::string_view text) {
+bool wildcard_match_icase_loop(std::string_view pattern, std::string_view text) {
   return wildcard_match_with(pattern, text, [](char a, char b) { return ascii_lower(a) == ascii_lower(b); });
 }
 

@@ -314,10 +314,26 @@ const Policy& default_policy();
 
 // wildcard_match: `pattern` with `*` matching any (possibly empty) run of characters.
 bool wildcard_match(const std::string& pattern, const std::string& text);
-// wildcard_match_icase: the same, ASCII letters compared without case (no copies: it runs
-// for every word of every command line).
-bool wildcard_match_icase(std::string_view pattern, std::string_view text);
 // ascii_lower: 'A'-'Z' to 'a'-'z', every other byte unchanged (no locale).
 inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// wildcard_match_icase_loop: wildcard_match_icase past its first- and last-byte test.
+bool wildcard_match_icase_loop(std::string_view pattern, std::string_view text);
+
+// wildcard_match_icase: the same, ASCII letters compared without case (no copies: it runs
+// for every word of every command line against every pattern of a list). A literal first
+// or last pattern byte must be the text's: that test, inline, ends most (pattern, word)
+// pairs without a call.
+inline bool wildcard_match_icase(std::string_view pattern, std::string_view text) {
+  if (!pattern.empty()) {
+    if (pattern.front() != '*' && (text.empty() || ascii_lower(pattern.front()) != ascii_lower(text.front()))) {
+      return false;
+    }
+    if (pattern.back() != '*' && (text.empty() || ascii_lower(pattern.back()) != ascii_lower(text.back()))) {
+      return false;
+    }
+  }
+  return wildcard_match_icase_loop(pattern, text);
+}
 
 }  // namespace kubegap

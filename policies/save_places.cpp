@@ -262,7 +262,16 @@ bool names_program(std::string_view pattern, std::string_view word) {
 
 const std::string* saves_by_default_entry(std::string_view word, std::string_view script, const Policy& policy) {
   if (word.empty() || word.front() == '-' || word.find('=') != std::string_view::npos) return nullptr;
+  // A program with a literal first byte can only match a text starting with it: tested
+  // before the entry is split (this runs for every word of every command line).
+  const std::string_view base = basename_view(word);
+  const char firsts[] = {ascii_lower(word.front()), base.empty() ? '\0' : ascii_lower(base.front()),
+                         script.empty() ? '\0' : ascii_lower(script.front())};
   for (const auto& entry : policy.saves_by_default) {
+    if (!entry.empty() && entry.front() != '*' &&
+        std::find(std::begin(firsts), std::end(firsts), ascii_lower(entry.front())) == std::end(firsts)) {
+      continue;
+    }
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0) continue;
     const std::string_view program = std::string_view(entry).substr(0, eq);

@@ -6,7 +6,7 @@
 //
 //   review_bench                 the tables
 //   review_bench --repeat N CASE for callgrind: N reviews of one case (pool, zone, pytorchjob,
-//                                4k, 64k, 1m), in the large view for pool/zone/pytorchjob
+//                                4k, 64k, 1m, or a review's file), in the large view
 //   review_bench --series FILE   also writes review cost by cluster size (3 to 5,000 nodes,
 //                                twice as many PDBs) as CSV, for tests/bench/plot.py
 //   review_bench --decode N FILE one-pass|dom
@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <new>
 #include <string>
@@ -290,12 +291,17 @@ int main(int argc, char** argv) {
         {"pool", view_cases()[0].body}, {"zone", view_cases()[1].body}, {"pytorchjob", view_cases()[2].body}};
     for (auto& c : size_cases()) bodies[c.name] = c.body;
     if (!bodies.count(which)) {
-      std::cerr << "review_bench: no case " << which << "\n";
-      return 2;
+      std::ifstream file(which, std::ios::binary);
+      if (!file) {
+        std::cerr << "review_bench: no case or readable file " << which << "\n";
+        return 2;
+      }
+      bodies[which].assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
     }
     std::size_t sink = 0;
     for (int i = 0; i < n; ++i) sink += in_large.handle(bodies[which]).body.size();
-    std::printf("%zu bytes answered\n", sink);
+    std::printf("%zu bytes answered, %llu allocations per review\n", sink,
+                static_cast<unsigned long long>(allocations_per_review(in_large, bodies[which])));
     return 0;
   }
 

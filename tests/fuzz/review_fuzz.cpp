@@ -101,7 +101,7 @@ void check_decoders_agree(std::string_view body) {
   {
     std::vector<char> text(body.begin(), body.end());
     text.resize(body.size() + 16, '\0');
-    rapidjson::Document document;
+    kubegap::ReviewDocument document;
     const bool clean_text =
         body.find('\0') == std::string_view::npos && kubegap::invalid_utf8_at(body) == std::string_view::npos;
     const bool scanned = kubegap::scan_review(text.data(), body.size(), document, {}) == kubegap::ReviewScan::kAccepted;

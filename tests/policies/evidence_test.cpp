@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/flag_words.h"
 #include "tests/policies/test_pods.h"
 
 namespace kgtest {
@@ -389,6 +390,41 @@ TEST(Evidence, NormalizedFlags) {
   EXPECT_EQ(normalized_flag("resnet50Model"), "resnet50_model");
   EXPECT_EQ(normalized_flag("TRAIN_EPOCHS"), "train_epochs");
   EXPECT_EQ(normalized_flag("numGPUs"), "num_gpus");
+}
+
+// same_flag reads a word's name in the pass that compares it (leading dashes dropped, an
+// `=value` ending it) and rejects on the first byte inline: it must still say exactly
+// what comparing normalized_flag's spellings says, for every pair.
+TEST(Evidence, SameFlagIsEqualNormalizedSpelling) {
+  const std::vector<std::string> words = {
+      "",      "-",      "--",          "=",         "--=x",           "-a-=b",      "=--a",         "lr",
+      "--lr",  "lr=0.1", "LR",          "-lr=",      "numEpochs",      "num-epochs", "num_epochs=3", "--Num_Epochs",
+      "a=b=c", "a",      "--saveDir",   "save_dir",  "save-dir=/ckpt", "saveDIR",    "--save--dir",  "s",
+      "x=",    "-=",     "numEpochs=2", "NUMEPOCHS", "num__epochs"};
+  for (const auto& a : words) {
+    for (const auto& b : words) {
+      EXPECT_EQ(same_flag(a, b), normalized_flag(a) == normalized_flag(b)) << "'" << a << "' and '" << b << "'";
+    }
+  }
+}
+
+// wildcard_match_icase tests a literal first and last byte inline before its loop: it
+// must still say what matching lower-cased copies says.
+TEST(Evidence, WildcardIcaseIsTheMatchOfLowerCasedCopies) {
+  const std::vector<std::string> patterns = {"",          "*",          "**",  "a",        "A*",    "*a", "*A*",
+                                             "train*.py", "*/Train.py", "t*n", "*_mnist*", "a*b*c", "x"};
+  const std::vector<std::string> texts = {
+      "",    "a",     "A",  "ab", "BA", "train.py", "TRAIN_x.PY", "/opt/train.py", "tn", "torchrun", "keras_MNIST.py",
+      "abc", "aXbYc", "acb"};
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = ascii_lower(c);
+    return s;
+  };
+  for (const auto& p : patterns) {
+    for (const auto& t : texts) {
+      EXPECT_EQ(wildcard_match_icase(p, t), wildcard_match(lower(p), lower(t))) << "'" << p << "' on '" << t << "'";
+    }
+  }
 }
 
 TEST(Evidence, CamelCaseFlagsNameTheirSnakeCaseSpelling) {

@@ -33,7 +33,7 @@ class SkippedMembers {
  public:
   using Ch = char;
   using SizeType = rapidjson::SizeType;
-  explicit SkippedMembers(rapidjson::Document& document) : document_(document) {}
+  explicit SkippedMembers(ReviewDocument& document) : document_(document) {}
 
   bool Null() {
     return scalar([&] { return document_.Null(); });
@@ -139,7 +139,7 @@ class SkippedMembers {
     return forward(dropped);
   }
 
-  rapidjson::Document& document_;
+  ReviewDocument& document_;
   std::vector<Parent> parents_;
   std::string_view key_;
   std::size_t skip_depth_ = 0;
@@ -151,7 +151,7 @@ class SkippedMembers {
 struct ReviewParse {
   char* text;
   rapidjson::ParseResult result;
-  bool operator()(rapidjson::Document& document) {
+  bool operator()(ReviewDocument& document) {
     SkippedMembers handler(document);
     rapidjson::InsituStringStream stream(text);
     rapidjson::Reader reader;
@@ -174,10 +174,8 @@ std::optional<std::string> check_text(std::string_view body) {
   return std::nullopt;
 }
 
-// text_copy: the body NUL-terminated, with kTextPadding readable bytes after it (the
-// scan reads sixteen bytes at a time), to parse in situ: strings stay where they are
-// instead of each being copied out. Owned with the document that points into it.
-constexpr std::size_t kTextPadding = 16;
+// text_copy: the body NUL-terminated, with kTextPadding readable bytes after it, for
+// RapidJSON's reader to say why the scan refused it (in situ: nothing is copied out).
 std::unique_ptr<char[]> text_copy(std::string_view body) {
   auto text = std::make_unique_for_overwrite<char[]>(body.size() + kTextPadding);
   std::copy(body.begin(), body.end(), text.get());
@@ -191,11 +189,12 @@ std::string syntax_error(const rapidjson::ParseResult& result) {
 }
 
 // read_envelope: the request's fields from a parsed body.
-DecodedReview read_envelope(std::unique_ptr<char[]> text, std::unique_ptr<rapidjson::Document> document) {
+DecodedReview read_envelope(ReviewStoragePtr storage) {
+  const ReviewDocument* const document = &storage->document();
   if (!document->IsObject()) return not_a_review("body is not a JSON object");
 
-  const Value* api_version = JsonReader::member(document.get(), "apiVersion");
-  const Value* kind = JsonReader::member(document.get(), "kind");
+  const Value* api_version = JsonReader::member(document, "apiVersion");
+  const Value* kind = JsonReader::member(document, "kind");
   if (kind == nullptr || !kind->IsString() || view(*kind) != "AdmissionReview") {
     return not_a_review("kind is not AdmissionReview");
   }
@@ -203,7 +202,7 @@ DecodedReview read_envelope(std::unique_ptr<char[]> text, std::unique_ptr<rapidj
       (view(*api_version) != kAdmissionV1 && view(*api_version) != kAdmissionV1beta1)) {
     return not_a_review("apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1");
   }
-  const Value* request = JsonReader::member(document.get(), "request");
+  const Value* request = JsonReader::member(document, "request");
   if (request == nullptr || !request->IsObject()) {
     return not_a_review("request is missing or not an object");
   }
@@ -231,8 +230,8 @@ DecodedReview read_envelope(std::unique_ptr<char[]> text, std::unique_ptr<rapidj
   r.name = reader.string(JsonReader::member(request, "name"), JsonPath{&request_path, "name"});
   r.dry_run = reader.boolean(JsonReader::member(request, "dryRun"), JsonPath{&request_path, "dryRun"});
   r.object = JsonReader::member(request, "object");
-  r.document = std::move(document);
-  r.document_text = std::move(text);
+  r.document = document;
+  r.storage = std::move(storage);
 
   out.status = reader.ok() ? DecodedReview::Status::kOk : DecodedReview::Status::kUnreadableRequest;
   out.error = reader.error();
@@ -243,20 +242,18 @@ DecodedReview read_envelope(std::unique_ptr<char[]> text, std::unique_ptr<rapidj
 
 DecodedReview decode_review_dom(std::string_view body, const ReserveKept& /*reserve*/) {
   if (auto error = check_text(body)) return not_a_review(std::move(*error));
-  auto text = text_copy(body);
-  auto document = std::make_unique<rapidjson::Document>();
-  ReviewParse parse{text.get(), {}};
-  document->Populate(parse);
+  ReviewStoragePtr storage = ReviewStorage::acquire(body);
+  ReviewParse parse{storage->text(), {}};
+  storage->document().Populate(parse);
   if (parse.result.IsError()) return not_a_review(syntax_error(parse.result));
-  return read_envelope(std::move(text), std::move(document));
+  return read_envelope(std::move(storage));
 }
 
 DecodedReview decode_review(std::string_view body, const ReserveKept& reserve) {
-  auto text = text_copy(body);
-  auto document = std::make_unique<rapidjson::Document>();
-  switch (scan_review(text.get(), body.size(), *document, reserve)) {
+  ReviewStoragePtr storage = ReviewStorage::acquire(body);
+  switch (scan_review(storage->text(), body.size(), storage->document(), reserve)) {
     case ReviewScan::kAccepted:
-      return read_envelope(std::move(text), std::move(document));
+      return read_envelope(std::move(storage));
     case ReviewScan::kOverBudget: {
       DecodedReview out;
       out.status = DecodedReview::Status::kOverBudget;
@@ -270,8 +267,9 @@ DecodedReview decode_review(std::string_view body, const ReserveKept& reserve) {
   // reader, on a fresh copy, keeping nothing. The scan rejects exactly what those reject
   // (review_fuzz holds it to that); were they to accept, the DOM decoder answers rather
   // than a wrong error.
+  storage.reset();
   if (auto error = check_text(body)) return not_a_review(std::move(*error));
-  text = text_copy(body);
+  const auto text = text_copy(body);
   rapidjson::InsituStringStream stream(text.get());
   rapidjson::BaseReaderHandler<> nothing;
   rapidjson::Reader reader;

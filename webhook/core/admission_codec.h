@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "webhook/core/review_scan.h"
+#include "webhook/core/review_storage.h"
 
 namespace kubegap {
 
@@ -29,8 +30,8 @@ struct AdmissionRequest {
   std::string name;
   bool dry_run = false;
   const rapidjson::Value* object = nullptr;  // nullptr when absent or null
-  std::unique_ptr<char[]> document_text;     // the parsed body: `document`'s strings point into it
-  std::unique_ptr<rapidjson::Document> document;
+  ReviewStoragePtr storage;                  // the parsed body and its document
+  const ReviewDocument* document = nullptr;  // in `storage`
 };
 
 // DecodedReview: either a request, or why the body is not an AdmissionReview (400), or a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <vector>
 
 namespace kubegap {
@@ -36,10 +37,17 @@ std::string JsonReader::string_member(const rapidjson::Value* object, std::strin
 
 const rapidjson::Value* JsonReader::member(const rapidjson::Value* object, std::string_view name) {
   if (object == nullptr || !object->IsObject()) return nullptr;
-  const auto it = object->FindMember(
-      rapidjson::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
-  if (it == object->MemberEnd() || it->value.IsNull()) return nullptr;
-  return &it->value;
+  // The first member of that name, as FindMember finds it, but its length and first byte
+  // are compared before its bytes: the decoders look up some fifteen names in each
+  // container of every review, and FindMember compares every member through memcmp.
+  for (auto it = object->MemberBegin(); it != object->MemberEnd(); ++it) {
+    if (it->name.GetStringLength() != name.size()) continue;
+    const char* const key = it->name.GetString();
+    if (name.empty() || (key[0] == name[0] && std::memcmp(key, name.data(), name.size()) == 0)) {
+      return it->value.IsNull() ? nullptr : &it->value;
+    }
+  }
+  return nullptr;
 }
 
 const rapidjson::Value* JsonReader::object(const rapidjson::Value* value, const JsonPath& path) {

@@ -166,8 +166,8 @@ constexpr auto kEscaped = [] {
 // most 18 digits (a fraction, an exponent, a long integer): its conversion and its
 // "number too big" are then exactly the reader's. The value goes on to `document`.
 struct TokenNumber : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TokenNumber> {
-  rapidjson::Document* document;
-  explicit TokenNumber(rapidjson::Document* d) : document(d) {}
+  ReviewDocument* document;
+  explicit TokenNumber(ReviewDocument* d) : document(d) {}
   bool Default() { return false; }  // nothing but a number can come of a number token
   bool Int(int i) { return document == nullptr || document->Int(i); }
   bool Uint(unsigned u) { return document == nullptr || document->Uint(u); }
@@ -176,13 +176,32 @@ struct TokenNumber : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TokenNumber
   bool Double(double d) { return document == nullptr || document->Double(d); }
 };
 
+// Frame: an open container, two bytes (a body of 8 MiB of '[' opens 8 Mi of them).
+// The count of kept members or elements of a kept one is in the count stack.
+struct Frame {
+  Place place;  // kSkipped when nothing of it is built
+  bool array;
+  bool fresh = true;  // nothing read in it yet
+};
+
+thread_local std::vector<Frame> t_frames;
+thread_local std::vector<SizeType> t_counts;
+
 class Scanner {
  public:
-  Scanner(char* text, std::size_t size, rapidjson::Document& document, const ReserveKept& reserve)
-      : p_(text), end_(text + size), document_(document), reserve_(reserve) {
-    frames_.reserve(kFramesAtOnce);  // a review nests about 10 deep: one allocation each
-    counts_.reserve(kFramesAtOnce);
+  // The frame stacks are the thread's, reused scan after scan (one is run at a time).
+  Scanner(char* text, std::size_t size, ReviewDocument& document, const ReserveKept& reserve)
+      : p_(text), end_(text + size), document_(document), reserve_(reserve), frames_(t_frames), counts_(t_counts) {
+    frames_.clear();
+    counts_.clear();
   }
+  ~Scanner() {
+    // A deeply nested body's stacks are not kept for the next.
+    if (frames_.capacity() > kFramesKept) std::vector<Frame>().swap(frames_);
+    if (counts_.capacity() > kFramesKept) std::vector<SizeType>().swap(counts_);
+  }
+  Scanner(const Scanner&) = delete;
+  Scanner& operator=(const Scanner&) = delete;
 
   ReviewScan run() {
     space();
@@ -195,14 +214,6 @@ class Scanner {
   }
 
  private:
-  // Frame: an open container, two bytes (a body of 8 MiB of '[' opens 8 Mi of them).
-  // The count of kept members or elements of a kept one is in counts_.
-  struct Frame {
-    Place place;  // kSkipped when nothing of it is built
-    bool array;
-    bool fresh = true;  // nothing read in it yet
-  };
-
   void space() {
     // The API server writes compact JSON: most calls find a token at once.
     if (static_cast<unsigned char>(*p_) > ' ') return;
@@ -467,14 +478,14 @@ class Scanner {
   }
 
   static constexpr std::size_t kReserveStep = 4096;  // kept values between two asks
-  static constexpr std::size_t kFramesAtOnce = 32;
+  static constexpr std::size_t kFramesKept = 4096;
 
   char* p_;
   const char* const end_;  // the text's terminating NUL
-  rapidjson::Document& document_;
+  ReviewDocument& document_;
   const ReserveKept& reserve_;
-  std::vector<Frame> frames_;
-  std::vector<SizeType> counts_;
+  std::vector<Frame>& frames_;
+  std::vector<SizeType>& counts_;
   char* string_ = nullptr;
   SizeType string_length_ = 0;
   std::size_t kept_ = 0;
@@ -485,9 +496,9 @@ class Scanner {
 
 }  // namespace
 
-ReviewScan scan_review(char* text, std::size_t size, rapidjson::Document& document, const ReserveKept& reserve) {
+ReviewScan scan_review(char* text, std::size_t size, ReviewDocument& document, const ReserveKept& reserve) {
   ReviewScan result = ReviewScan::kRejected;
-  auto generate = [&](rapidjson::Document& d) {
+  auto generate = [&](ReviewDocument& d) {
     result = Scanner(text, size, d, reserve).run();
     return result == ReviewScan::kAccepted;
   };

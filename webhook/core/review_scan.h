@@ -17,10 +17,10 @@
 // rejects without saying why: the caller then asks RapidJSON's reader for the message, so
 // errors read exactly as they always have.
 
-#include <rapidjson/document.h>
-
 #include <cstddef>
 #include <functional>
+
+#include "webhook/core/review_storage.h"
 
 namespace kubegap {
 
@@ -40,6 +40,6 @@ enum class ReviewScan { kAccepted, kRejected, kOverBudget };
 // they lie and NUL-terminated, as RapidJSON's in-situ parser does); `document` points
 // into it. A NUL byte or invalid UTF-8 anywhere is rejected: UTF-8 is checked in strings,
 // where alone bytes above 0x7f are valid.
-ReviewScan scan_review(char* text, std::size_t size, rapidjson::Document& document, const ReserveKept& reserve);
+ReviewScan scan_review(char* text, std::size_t size, ReviewDocument& document, const ReserveKept& reserve);
 
 }  // namespace kubegap

@@ -416,7 +416,7 @@ TEST(DecodeReviewOnePass, KeepsOnlyWhatTheEnvelopeAndTheChecksRead) {
       R"("userInfo":{"username":"alice"},"options":{"dryRun":["All"]},"operation":"CREATE",)"
       R"("object":{"metadata":{"name":"p"},"spec":{"containers":[]},"status":{"phase":"Pending"}}}})");
   ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
-  EXPECT_EQ(written(decoded.request.document.get()),
+  EXPECT_EQ(written(decoded.request.document),
             R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u",)"
             R"("kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE",)"
             R"("object":{"metadata":{"name":"p"},"spec":{"containers":[]}}}})");
@@ -427,6 +427,56 @@ std::string ones(int n) {
   std::string out = "[";
   for (int i = 0; i < n; ++i) out += i ? ",1" : "1";
   return out + "]";
+}
+
+// A decode keeps its text and values in the thread's spare storage once the last decode
+// is done (no allocation of its own in steady state), never while it is still in use.
+TEST(ReviewStorage, ADecodeReusesTheThreadsSpareOnlyOnceTheLastIsDone) {
+  const auto pod_review = [](std::string_view uid) {
+    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":")" + std::string(uid) +
+           R"(","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE",)"
+           R"("object":{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
+  };
+  const char* first_text = nullptr;
+  const char* second_text = nullptr;
+  {
+    const DecodedReview first = decode_review(pod_review("first"));
+    ASSERT_EQ(first.status, Status::kOk) << first.error;
+    first_text = first.request.storage->text();
+    // In use: a second decode on this thread gets storage of its own.
+    const DecodedReview second = decode_review(pod_review("second"));
+    ASSERT_EQ(second.status, Status::kOk) << second.error;
+    second_text = second.request.storage->text();
+    EXPECT_NE(second_text, first_text);
+    EXPECT_STREQ((*first.request.document)["request"]["uid"].GetString(), "first");
+    EXPECT_STREQ((*second.request.document)["request"]["uid"].GetString(), "second");
+  }
+  // Both done: the next decode takes a spare and reads its own body, not the last one's.
+  const DecodedReview third = decode_review(pod_review("third"));
+  ASSERT_EQ(third.status, Status::kOk) << third.error;
+  EXPECT_EQ(third.request.uid, "third");
+  EXPECT_TRUE(third.request.storage->text() == first_text || third.request.storage->text() == second_text);
+  EXPECT_STREQ((*third.request.document)["request"]["object"]["spec"]["containers"][0]["image"].GetString(), "i");
+}
+
+// A body over kKeptTextCapacity is decoded, but its text is not kept as the spare; a
+// review whose values outgrow the first chunk is read whole, and the next one too.
+TEST(ReviewStorage, ALargeBodyIsNotKeptAfterItsReview) {
+  const std::string big =
+      with_object(R"({"metadata":{"name":"p","labels":{"a":")" +
+                  std::string(2 * kubegap::ReviewStorage::kKeptTextCapacity, 'x') + R"("}},"spec":{"containers":[]}})");
+  {
+    const DecodedReview decoded = decode_review(big);
+    ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+    EXPECT_GE(decoded.request.storage->text_capacity(), big.size());
+  }
+  const std::string many = with_object(R"({"metadata":{"name":"p"},"spec":{"containers":[]},"x":)" + ones(20000) + "}");
+  for (int i = 0; i < 2; ++i) {
+    const DecodedReview decoded = decode_review(many);
+    ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+    EXPECT_LT(decoded.request.storage->text_capacity(), kubegap::ReviewStorage::kKeptTextCapacity);
+    EXPECT_EQ((*decoded.request.object)["x"].Size(), 20000u);
+  }
 }
 
 // A container where the envelope wants a scalar or an object is kept empty: the type

@@ -1,0 +1,79 @@
+#include "webhook/core/review_storage.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace kubegap {
+namespace {
+
+// The thread's spare. A storage released on another thread than it was acquired on
+// becomes that thread's spare (or is freed): each thread only ever touches its own.
+thread_local std::unique_ptr<ReviewStorage> t_spare;
+
+}  // namespace
+
+// The tag before each piece of a parse stack: kBlock for the storage's block, kHeap for
+// one malloc'd here.
+constexpr unsigned char kBlock = 1;
+constexpr unsigned char kHeap = 2;
+
+ParseStackAllocator::ParseStackAllocator(char* block, std::size_t size) : block_(block), block_size_(size - kTagBytes) {
+  block_[0] = static_cast<char>(kBlock);
+}
+
+void* ParseStackAllocator::Realloc(void* original, std::size_t original_size, std::size_t new_size) {
+  if (new_size == 0) {
+    Free(original);
+    return nullptr;
+  }
+  char* const piece = block_ == nullptr ? nullptr : block_ + kTagBytes;
+  if (original == nullptr || original == piece) {
+    if (piece != nullptr && new_size <= block_size_) return piece;
+    auto* heap = static_cast<char*>(std::malloc(new_size + kTagBytes));
+    if (heap == nullptr) return nullptr;
+    heap[0] = static_cast<char>(kHeap);
+    if (original != nullptr) std::memcpy(heap + kTagBytes, original, std::min(original_size, new_size));
+    return heap + kTagBytes;
+  }
+  auto* heap = static_cast<char*>(std::realloc(static_cast<char*>(original) - kTagBytes, new_size + kTagBytes));
+  return heap == nullptr ? nullptr : heap + kTagBytes;
+}
+
+void ParseStackAllocator::Free(void* piece) {
+  if (piece == nullptr) return;
+  char* const start = static_cast<char*>(piece) - kTagBytes;
+  if (static_cast<unsigned char>(start[0]) == kHeap) std::free(start);
+}
+
+ReviewStoragePtr ReviewStorage::acquire(std::string_view body) {
+  std::unique_ptr<ReviewStorage> storage = std::move(t_spare);
+  if (!storage) storage = std::make_unique<ReviewStorage>();
+  if (storage->text_capacity_ < body.size() + kTextPadding) {
+    storage->text_capacity_ = body.size() + kTextPadding;
+    storage->text_ = std::make_unique_for_overwrite<char[]>(storage->text_capacity_);
+  }
+  char* const text = storage->text_.get();
+  std::copy(body.begin(), body.end(), text);
+  std::fill_n(text + body.size(), kTextPadding, '\0');
+  storage->values_.emplace(storage->value_chunk_.get(), kValueChunk);
+  storage->stack_.emplace(storage->stack_chunk_.get(), kStackChunk);
+  storage->document_.emplace(&*storage->values_, kStackCapacity, &*storage->stack_);
+  return ReviewStoragePtr(storage.release());
+}
+
+void ReviewStorage::reset() {
+  // The document first: it frees its stack through stack_. Destroying the pool frees the
+  // chunks beyond the first; the first chunk and the stack's block are this object's.
+  document_.reset();
+  values_.reset();
+  stack_.reset();
+}
+
+void ReviewStorageRelease::operator()(ReviewStorage* storage) const {
+  std::unique_ptr<ReviewStorage> owned(storage);
+  owned->reset();
+  if (!t_spare && owned->text_capacity_ <= ReviewStorage::kKeptTextCapacity) t_spare = std::move(owned);
+}
+
+}  // namespace kubegap

@@ -68,11 +68,14 @@ void check_answer(const kubegap::ReviewResult& result) {
 }
 
 // written: an object as compact JSON without its status (only the DOM decoder keeps it),
-// every one of them: JSON allows a member twice, and RemoveMember takes the first only.
+// every one of them (JSON allows a member twice), each erased in place: RemoveMember
+// moves the last member into the hole, and the order of the others is part of what the
+// decoders must agree on (the fuzzer found a status followed by other members).
 std::string written(const rapidjson::Value& value) {
   rapidjson::Document copy;
   copy.CopyFrom(value, copy.GetAllocator());
-  while (copy.RemoveMember("status")) {
+  for (auto status = copy.FindMember("status"); status != copy.MemberEnd(); status = copy.FindMember("status")) {
+    copy.EraseMember(status);
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);

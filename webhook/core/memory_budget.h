@@ -24,7 +24,9 @@ namespace kubegap {
 // read (a string that may have grown to twice the body) and the decoder's in-situ copy.
 // What the decode keeps is charged as it grows (decode_review's `reserve`, by
 // kKeptValueBytes per kept value, review_scan.h), so a body nobody reads (8 MiB of
-// numbers) costs its copies and a frame stack, not a DOM of every value.
+// numbers) costs its copies and a frame stack, not a DOM of every value. Between requests
+// each review thread keeps one spare decode storage (review_storage.h: a text of at most
+// 1 MiB and 80 KiB of first chunks), outside the budget: bounded by the thread count.
 inline constexpr std::size_t kBodyCopies = 3;
 // kRequestOverhead: what any request costs besides its body (header, buffers, response).
 inline constexpr std::size_t kRequestOverhead = 64 * 1024;

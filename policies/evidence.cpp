@@ -411,7 +411,22 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
       flags.push_back({FlagSwitch::key(w), {}, i, false});
     }
   }
+  // The folded last bytes that end a flag's or an env var's name here: an entry whose
+  // name is no pattern and ends in none of them names nothing, and is passed over before
+  // FlagSwitch parses it (most entries of most lists, for every container of a review).
+  std::array<bool, 256> ends{};
+  const auto end_of = [&](std::string_view key) {
+    if (!key.empty()) ends[static_cast<unsigned char>(fold_flag_char(key.back()))] = true;
+  };
+  for (const WordFlag& f : flags) end_of(f.key);
+  for (const auto& e : env) end_of(FlagSwitch::key(e.name));
   for (const auto& entry : entries) {
+    std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+    while (!name.empty() && name.front() == '-') name.remove_prefix(1);  // FlagSwitch's key
+    if (!name.empty() && name.find('*') == std::string_view::npos &&
+        !ends[static_cast<unsigned char>(fold_flag_char(name.back()))]) {
+      continue;
+    }
     const FlagSwitch sw(entry, bare_dotted, max_count);
     for (const WordFlag& f : flags) {
       if (!sw.names_key(f.key)) continue;
@@ -420,7 +435,7 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
         if (sw.accepts(f.value)) return w;
         continue;
       }
-      const bool has_value = f.index + 1 < facts.words.size() && facts.words[f.index + 1].front() != '-';
+      const bool has_value = f.index + 1 < facts.words.size() && !facts.words[f.index + 1].starts_with('-');
       if (has_value && sw.accepts(facts.words[f.index + 1])) return w + " " + facts.words[f.index + 1];
       if (!has_value && sw.pattern.empty() && sw.max_count == 0) return w;
     }

@@ -98,8 +98,13 @@ class NameSet {
     std::string_view last = flag_name(word);
     const auto dot = last.rfind('.');
     last = dot == std::string_view::npos ? std::string_view() : last.substr(dot + 1);
+    // same_flag's first-byte test, with the word's side read once, not once per name.
+    const char word_initial = flag_initial(word);
+    const char last_initial = last.empty() ? '\0' : flag_initial(last);
     return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) {
-      return same_flag(n, word) || (!last.empty() && same_flag(n, last));
+      const char initial = flag_initial(n);
+      return (initial == word_initial && same_flag_folded(n, word)) ||
+             (!last.empty() && initial == last_initial && same_flag_folded(n, last));
     });
   }
 

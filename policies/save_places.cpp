@@ -75,9 +75,11 @@ NameWords name_words(std::string_view name, const Policy& policy, bool with_list
     out.place_last = in(names.places);
     out.bucket_last = word.ends_with("bucket");
     ++out.words;
-    out.listed_last = with_listed && !word.empty() &&
-                      std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(),
-                                  [&](const std::string& f) { return same_flag(f, word); });
+    const char initial = word.empty() ? '\0' : flag_initial(word);  // read once, not once per name
+    out.listed_last =
+        with_listed && !word.empty() &&
+        std::any_of(policy.checkpoint_storage_flags.begin(), policy.checkpoint_storage_flags.end(),
+                    [&](const std::string& f) { return flag_initial(f) == initial && same_flag_folded(f, word); });
     size = 0;
     too_long = false;
   };

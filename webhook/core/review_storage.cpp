@@ -13,13 +13,16 @@ thread_local std::unique_ptr<ReviewStorage> t_spare;
 
 }  // namespace
 
-// The tag before each piece of a parse stack: kBlock for the storage's block, kHeap for
-// one malloc'd here.
-constexpr unsigned char kBlock = 1;
+// The tag before each piece of a parse stack: the storage's block, free or given out, or
+// a piece malloc'd here. The block is given to one stack at a time (a document's Parse
+// would give the same allocator to its reader's stack too); Free, static in RapidJSON's
+// concept, frees it by its tag.
+constexpr unsigned char kBlockFree = 1;
+constexpr unsigned char kBlockUsed = 3;
 constexpr unsigned char kHeap = 2;
 
 ParseStackAllocator::ParseStackAllocator(char* block, std::size_t size) : block_(block), block_size_(size - kTagBytes) {
-  block_[0] = static_cast<char>(kBlock);
+  block_[0] = static_cast<char>(kBlockFree);
 }
 
 void* ParseStackAllocator::Realloc(void* original, std::size_t original_size, std::size_t new_size) {
@@ -28,12 +31,20 @@ void* ParseStackAllocator::Realloc(void* original, std::size_t original_size, st
     return nullptr;
   }
   char* const piece = block_ == nullptr ? nullptr : block_ + kTagBytes;
+  const bool block_free = piece != nullptr && static_cast<unsigned char>(block_[0]) == kBlockFree;
+  if (original == nullptr && block_free && new_size <= block_size_) {
+    block_[0] = static_cast<char>(kBlockUsed);
+    return piece;
+  }
+  if (original == piece && piece != nullptr && new_size <= block_size_) return piece;
   if (original == nullptr || original == piece) {
-    if (piece != nullptr && new_size <= block_size_) return piece;
     auto* heap = static_cast<char*>(std::malloc(new_size + kTagBytes));
     if (heap == nullptr) return nullptr;
     heap[0] = static_cast<char>(kHeap);
-    if (original != nullptr) std::memcpy(heap + kTagBytes, original, std::min(original_size, new_size));
+    if (original != nullptr) {
+      std::memcpy(heap + kTagBytes, original, std::min(original_size, new_size));
+      block_[0] = static_cast<char>(kBlockFree);  // the stack left it
+    }
     return heap + kTagBytes;
   }
   auto* heap = static_cast<char*>(std::realloc(static_cast<char*>(original) - kTagBytes, new_size + kTagBytes));
@@ -43,7 +54,11 @@ void* ParseStackAllocator::Realloc(void* original, std::size_t original_size, st
 void ParseStackAllocator::Free(void* piece) {
   if (piece == nullptr) return;
   char* const start = static_cast<char*>(piece) - kTagBytes;
-  if (static_cast<unsigned char>(start[0]) == kHeap) std::free(start);
+  if (static_cast<unsigned char>(start[0]) == kHeap) {
+    std::free(start);
+  } else {
+    start[0] = static_cast<char>(kBlockFree);
+  }
 }
 
 ReviewStoragePtr ReviewStorage::acquire(std::string_view body) {

@@ -10,7 +10,8 @@
 //
 // A review that keeps more than the first chunks allocates further chunks, freed when it
 // is done; a text over kKeptTextCapacity is not kept in the spare (one 8 MiB body must not
-// pin 8 MiB per thread).
+// pin 8 MiB per thread). A storage must not be released by a thread that is exiting (its
+// spare is gone): none is held in a thread_local or a static.
 
 #include <rapidjson/document.h>
 
@@ -26,7 +27,9 @@ namespace kubegap {
 // mallocs and frees it on every parse); once it outgrows the block it is on the heap,
 // realloc'd as it grows and freed, as before: a flat array of millions of values must
 // not leave each outgrown copy behind, as a pool would (the memory budget counts one
-// stack). Free is static in the concept, so each piece carries a tag saying whose it is.
+// stack). The block goes to one stack at a time (a Parse on the document would give this
+// allocator to its reader's stack too). Free is static in the concept, so each piece
+// carries a tag saying whose it is.
 class ParseStackAllocator {
  public:
   static const bool kNeedFree = true;

@@ -471,6 +471,28 @@ TEST(ReviewStorage, ADecodeReusesTheThreadsSpareOnlyOnceTheLastIsDone) {
   EXPECT_STREQ((*third.request.document)["request"]["object"]["spec"]["containers"][0]["image"].GetString(), "i");
 }
 
+// The parse stack's block is given to one stack at a time, back once freed or outgrown;
+// what outgrows it moves to the heap with its bytes.
+TEST(ReviewStorage, TheParseStackBlockGoesToOneStackAtATime) {
+  alignas(16) static char block[1024];
+  kubegap::ParseStackAllocator allocator(block, sizeof block);
+  auto* first = static_cast<char*>(allocator.Malloc(100));
+  auto* second = static_cast<char*>(allocator.Malloc(100));
+  EXPECT_EQ(first, block + 16);
+  EXPECT_NE(second, first);  // the block is in use: the heap
+  kubegap::ParseStackAllocator::Free(second);
+  kubegap::ParseStackAllocator::Free(first);
+  first = static_cast<char*>(allocator.Malloc(100));
+  EXPECT_EQ(first, block + 16);  // freed: given out again
+  first[0] = 'x';
+  auto* grown = static_cast<char*>(allocator.Realloc(first, 100, 4096));
+  EXPECT_NE(grown, first);
+  EXPECT_EQ(grown[0], 'x');
+  EXPECT_EQ(allocator.Malloc(100), block + 16);  // outgrown: the block is free again
+  kubegap::ParseStackAllocator::Free(grown);
+  kubegap::ParseStackAllocator::Free(block + 16);
+}
+
 // A body over kKeptTextCapacity is decoded, but its text is not kept as the spare; a
 // review whose values outgrow the first chunk is read whole, and the next one too.
 TEST(ReviewStorage, ALargeBodyIsNotKeptAfterItsReview) {

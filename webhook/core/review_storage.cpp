@@ -10,6 +10,7 @@ namespace {
 // The thread's spare. A storage released on another thread than it was acquired on
 // becomes that thread's spare (or is freed): each thread only ever touches its own.
 thread_local std::unique_ptr<ReviewStorage> t_spare;
+thread_local std::size_t t_created = 0;
 
 }  // namespace
 
@@ -63,7 +64,10 @@ void ParseStackAllocator::Free(void* piece) {
 
 ReviewStoragePtr ReviewStorage::acquire(std::string_view body) {
   std::unique_ptr<ReviewStorage> storage = std::move(t_spare);
-  if (!storage) storage = std::make_unique<ReviewStorage>();
+  if (!storage) {
+    storage = std::make_unique<ReviewStorage>();
+    ++t_created;
+  }
   if (storage->text_capacity_ < body.size() + kTextPadding) {
     storage->text_capacity_ = body.size() + kTextPadding;
     storage->text_ = std::make_unique_for_overwrite<char[]>(storage->text_capacity_);
@@ -76,6 +80,8 @@ ReviewStoragePtr ReviewStorage::acquire(std::string_view body) {
   storage->document_.emplace(&*storage->values_, kStackCapacity, &*storage->stack_);
   return ReviewStoragePtr(storage.release());
 }
+
+std::size_t ReviewStorage::created_on_this_thread() { return t_created; }
 
 void ReviewStorage::reset() {
   // The document first: it frees its stack through stack_. Destroying the pool frees the

@@ -65,6 +65,9 @@ class ReviewStorage {
   // acquire: the thread's spare storage (or a new one, when it is in use) holding `body`
   // NUL-terminated and padded, and a fresh, empty document.
   static ReviewStoragePtr acquire(std::string_view body);
+  // created_on_this_thread: how many storages acquire has made on this thread (a spare
+  // taken is not counted): in steady state it stays put.
+  static std::size_t created_on_this_thread();
 
   char* text() { return text_.get(); }
   std::size_t text_capacity() const { return text_capacity_; }

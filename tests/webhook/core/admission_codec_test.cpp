@@ -456,7 +456,9 @@ TEST(ReviewStorage, ADecodeReusesTheThreadsSpareOnlyOnceTheLastIsDone) {
     ASSERT_EQ(first.status, Status::kOk) << first.error;
     first_text = first.request.storage->text();
     // In use: a second decode on this thread gets storage of its own.
+    const std::size_t created = kubegap::ReviewStorage::created_on_this_thread();
     const DecodedReview second = decode_review(pod_review("second"));
+    EXPECT_EQ(kubegap::ReviewStorage::created_on_this_thread(), created + 1);
     ASSERT_EQ(second.status, Status::kOk) << second.error;
     second_text = second.request.storage->text();
     EXPECT_NE(second_text, first_text);
@@ -464,7 +466,9 @@ TEST(ReviewStorage, ADecodeReusesTheThreadsSpareOnlyOnceTheLastIsDone) {
     EXPECT_STREQ((*second.request.document)["request"]["uid"].GetString(), "second");
   }
   // Both done: the next decode takes a spare and reads its own body, not the last one's.
+  const std::size_t created = kubegap::ReviewStorage::created_on_this_thread();
   const DecodedReview third = decode_review(pod_review("third"));
+  EXPECT_EQ(kubegap::ReviewStorage::created_on_this_thread(), created);  // nothing made
   ASSERT_EQ(third.status, Status::kOk) << third.error;
   EXPECT_EQ(third.request.uid, "third");
   EXPECT_TRUE(third.request.storage->text() == first_text || third.request.storage->text() == second_text);

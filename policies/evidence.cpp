@@ -341,7 +341,19 @@ struct FlagSwitch {
       pattern = entry.substr(eq + 1);
     }
     wildcard = name.find('*') != std::string_view::npos;
-    if (const std::string_view key = flag_name(name); !key.empty() && !wildcard) last = fold_flag_char(key.back());
+    last = last_of(name, wildcard);
+  }
+  // last_of: the folded last byte every flag this entry's name matches ends with ('\0':
+  // no such byte, for a pattern or an empty name). switched tests it before parsing an
+  // entry whole.
+  static char last_of(std::string_view name, bool wildcard) {
+    // flag_name's key: `name` is already cut at its `=`, only its dashes go.
+    const bool only_dashes = name.find_first_not_of('-') == std::string_view::npos;
+    return only_dashes || wildcard ? '\0' : fold_flag_char(name.back());
+  }
+  static char last_of_entry(std::string_view entry) {
+    const std::string_view name = entry.substr(0, entry.find('='));
+    return last_of(name, name.find('*') != std::string_view::npos);
   }
   // names: the flag itself, or the last component of a dotted override
   // (`trainer.enable_checkpointing`, `+checkpoint.enable_checkpoint`).
@@ -421,10 +433,7 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
   for (const WordFlag& f : flags) end_of(f.key);
   for (const auto& e : env) end_of(FlagSwitch::key(e.name));
   for (const auto& entry : entries) {
-    std::string_view name = std::string_view(entry).substr(0, entry.find('='));
-    while (!name.empty() && name.front() == '-') name.remove_prefix(1);  // FlagSwitch's key
-    if (!name.empty() && name.find('*') == std::string_view::npos &&
-        !ends[static_cast<unsigned char>(fold_flag_char(name.back()))]) {
+    if (const char last = FlagSwitch::last_of_entry(entry); last != '\0' && !ends[static_cast<unsigned char>(last)]) {
       continue;
     }
     const FlagSwitch sw(entry, bare_dotted, max_count);

@@ -327,16 +327,10 @@ const Policy& default_policy() {
 // Iterative glob match with backtracking to the last '*': linear in practice, no recursion.
 namespace {
 
+// backtrack: the glob match itself, once the literal first and last bytes are known to
+// agree (wildcard_match tests them below, wildcard_match_icase inline in policy.h).
 template <typename Equal>
-bool wildcard_match_with(std::string_view pattern, std::string_view text, Equal equal) {
-  // A literal first or last pattern byte must be the text's: most (pattern, word) pairs
-  // of the evidence rules end here, before the backtracking loop.
-  if (!pattern.empty() && pattern.front() != '*' && (text.empty() || !equal(pattern.front(), text.front()))) {
-    return false;
-  }
-  if (!pattern.empty() && pattern.back() != '*' && (text.empty() || !equal(pattern.back(), text.back()))) {
-    return false;
-  }
+bool backtrack(std::string_view pattern, std::string_view text, Equal equal) {
   std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
   while (t < text.size()) {
     if (p < pattern.size() && pattern[p] == '*') {
@@ -359,11 +353,14 @@ bool wildcard_match_with(std::string_view pattern, std::string_view text, Equal 
 }  // namespace
 
 bool wildcard_match(const std::string& pattern, const std::string& text) {
-  return wildcard_match_with(pattern, text, [](char a, char b) { return a == b; });
+  // A literal first or last pattern byte must be the text's: most pairs end here.
+  if (!pattern.empty() && pattern.front() != '*' && (text.empty() || pattern.front() != text.front())) return false;
+  if (!pattern.empty() && pattern.back() != '*' && (text.empty() || pattern.back() != text.back())) return false;
+  return backtrack(pattern, text, [](char a, char b) { return a == b; });
 }
 
 bool wildcard_match_icase_loop(std::string_view pattern, std::string_view text) {
-  return wildcard_match_with(pattern, text, [](char a, char b) { return ascii_lower(a) == ascii_lower(b); });
+  return backtrack(pattern, text, [](char a, char b) { return ascii_lower(a) == ascii_lower(b); });
 }
 
 }  // namespace kubegap

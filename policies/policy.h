@@ -317,7 +317,8 @@ bool wildcard_match(const std::string& pattern, const std::string& text);
 // ascii_lower: 'A'-'Z' to 'a'-'z', every other byte unchanged (no locale).
 inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// wildcard_match_icase_loop: wildcard_match_icase past its first- and last-byte test.
+// wildcard_match_icase_loop: wildcard_match_icase past its first- and last-byte test
+// (it does not test them again).
 bool wildcard_match_icase_loop(std::string_view pattern, std::string_view text);
 
 // wildcard_match_icase: the same, ASCII letters compared without case (no copies: it runs

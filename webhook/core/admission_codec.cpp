@@ -174,15 +174,6 @@ std::optional<std::string> check_text(std::string_view body) {
   return std::nullopt;
 }
 
-// text_copy: the body NUL-terminated, with kTextPadding readable bytes after it, for
-// RapidJSON's reader to say why the scan refused it (in situ: nothing is copied out).
-std::unique_ptr<char[]> text_copy(std::string_view body) {
-  auto text = std::make_unique_for_overwrite<char[]>(body.size() + kTextPadding);
-  std::copy(body.begin(), body.end(), text.get());
-  std::fill_n(text.get() + body.size(), kTextPadding, '\0');
-  return text;
-}
-
 std::string syntax_error(const rapidjson::ParseResult& result) {
   return "invalid JSON at offset " + std::to_string(result.Offset()) + ": " +
          rapidjson::GetParseError_En(result.Code());
@@ -269,8 +260,8 @@ DecodedReview decode_review(std::string_view body, const ReserveKept& reserve) {
   // than a wrong error.
   storage.reset();
   if (auto error = check_text(body)) return not_a_review(std::move(*error));
-  const auto text = text_copy(body);
-  rapidjson::InsituStringStream stream(text.get());
+  storage = ReviewStorage::acquire(body);  // a fresh copy: the scan unescaped in place
+  rapidjson::InsituStringStream stream(storage->text());
   rapidjson::BaseReaderHandler<> nothing;
   rapidjson::Reader reader;
   const auto result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(stream, nothing);

@@ -258,7 +258,7 @@ void set_default_hints(Policy& p) {  // data table
       "gcs_bucket s3_bucket aip_checkpoint_dir aip_model_dir workdir exp_dir default_root_dir "
       "model_path checkpoints_dir save_folder work_dir job_dir out_dir outdir backup");
   p.save_place_names.saves = words(
-      "save saving saved checkpoint checkpoints ckpt ckpts output outputs out outdir export results "
+      "save saving saved checkpoint checkpoints ckpt ckpts output outputs out outdir export results storage "
       "result artifact artifacts");
   p.save_place_names.places = words("dir directory folder path root location uri outdir");
   p.save_place_names.reads = words(

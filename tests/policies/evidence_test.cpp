@@ -924,6 +924,10 @@ TEST(Evidence, SavePlacesAreReadByTheirWords) {
   EXPECT_EQ(at({"torchrun", "train.py", "--checkpoint.folder=/ckpt/run"}), "--checkpoint.folder /ckpt/run");
   EXPECT_EQ(at({"python", "fit.py", "--ckptOutDir", "/out"}), "--ckptOutDir /out");
   EXPECT_EQ(at({"python", "fit.py", "--result_dir", "/runs/a"}), "--result_dir /runs/a");
+  // Ray Train's word: RunConfig(storage_path) is where results and checkpoints persist.
+  EXPECT_EQ(at({"python", "scripts/net_train.py", "--shared-storage-path", "/home/ray/models"}),
+            "--shared-storage-path /home/ray/models");
+  EXPECT_EQ(at({"python", "t.py", "--dataset-storage-path", "/x"}), "");  // a place the run reads
   // A listed name decides, wherever it stands.
   EXPECT_EQ(at({"python", "t.py", "--best_ckpt_path", "/tmp/best", "--output_dir", "/mnt/out"}),
             "--output_dir /mnt/out");

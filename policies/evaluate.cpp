@@ -52,9 +52,8 @@ constexpr std::size_t kMaxWarningsPerCheck = 2;
 
 // finding_of: a check's gap as a finding (its text moved, not copied).
 Finding finding_of(const CheckDefinition& check, Gap& gap) {
-  return Finding{
-      std::string(check.id), gap.outcome, std::move(gap.message), std::move(gap.reason), check.cases, {}, false,
-      std::move(gap.remedy)};
+  return Finding{check.id, gap.outcome, std::move(gap.message), std::move(gap.reason), check.cases,
+                 {},       false,       std::move(gap.remedy)};
 }
 
 // group: one Finding per distinct (outcome, message) among the parts, in part order, so
@@ -83,8 +82,8 @@ void group(const CheckDefinition& check, std::vector<PartResult>& results, std::
   }
   out.resize(first);
   if (gaps.size() > kMaxWarningsPerCheck) {
-    Finding summary{std::string(check.id),    Outcome::kFinding, std::string(check.summary), "", check.cases, {}, false,
-                    std::string(check.remedy)};
+    Finding summary{check.id, Outcome::kFinding,        std::string(check.summary), "", check.cases, {},
+                    false,    std::string(check.remedy)};
     for (auto it = gaps.begin() + kMaxWarningsPerCheck - 1; it != gaps.end(); ++it) {
       summary.parts.insert(summary.parts.end(), it->parts.begin(), it->parts.end());
       summary.reason += (summary.reason.empty() ? "" : "; ") + it->reason;
@@ -418,10 +417,10 @@ Evaluation evaluate_object_view(const WorkloadView& object, const ClusterSnapsho
     std::string joined;
     for (const auto& n : object.notes) joined += (joined.empty() ? "" : "; ") + n;
     if (!trace.empty()) joined += (joined.empty() ? "" : "; ") + trace;
-    findings.push_back(Finding{std::string(kInputNote), Outcome::kNote, "", std::move(joined), {}, {}, false, ""});
+    findings.push_back(Finding{kInputNote, Outcome::kNote, "", std::move(joined), {}, {}, false, ""});
   }
   if (object.pods.size() > limit) {
-    findings.push_back(Finding{std::string(kPartsNote),
+    findings.push_back(Finding{kPartsNote,
                                Outcome::kNote,
                                "",
                                "evaluated the first " + std::to_string(limit) + " of " +

@@ -1,7 +1,9 @@
 #pragma once
 // Finding: what one check concluded about the object under review.
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kubegap {
@@ -13,13 +15,16 @@ enum class Outcome {
   kNote,          // passed, with something the audit trail should keep: "note: <what>"
 };
 
+// check and cases are views: they name a check of the registry (check_registry(), or a
+// note's constant id) and its case list, which live as long as the program, so a review
+// copies neither.
 struct Finding {
-  std::string check;  // check id, e.g. "checkpoint-volume"
+  std::string_view check;  // check id, e.g. "checkpoint-volume"
   Outcome outcome = Outcome::kFinding;
-  std::string message;             // what is wrong, where, and what it costs (the warning's body)
-  std::string reason;              // short reason for the audit annotation
-  std::vector<std::string> cases;  // case ids that show why it matters
-  std::vector<std::string> parts;  // workload parts affected (empty for a Pod)
+  std::string message;                 // what is wrong, where, and what it costs (the warning's body)
+  std::string reason;                  // short reason for the audit annotation
+  std::span<const std::string> cases;  // case ids that show why it matters
+  std::vector<std::string> parts;      // workload parts affected (empty for a Pod)
   // The policy's action for the check is `audit`: an audit annotation, no warning.
   bool audit_only = false;
   // One line saying what to add or change in the manifest to close the gap (findings

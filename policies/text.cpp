@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <span>
 
 namespace kubegap {
 namespace {
@@ -52,7 +53,7 @@ bool is_control(std::uint32_t rune) { return rune < 0x20 || rune == 0x7F || (run
 
 // append_joined: the items with `separator` between them (not before the first that adds
 // text), appended to `out`.
-void append_joined(std::string& out, const std::vector<std::string>& items, std::string_view separator) {
+void append_joined(std::string& out, std::span<const std::string> items, std::string_view separator) {
   const std::size_t start = out.size();
   for (const auto& item : items) {
     if (out.size() > start) out += separator;
@@ -60,7 +61,7 @@ void append_joined(std::string& out, const std::vector<std::string>& items, std:
   }
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
+std::string join(std::span<const std::string> items, std::string_view separator) {
   std::string out;
   append_joined(out, items, separator);
   return out;

@@ -22,13 +22,13 @@ const Finding* find_finding(std::vector<Finding>&& findings, std::string_view ch
 
 std::vector<std::string> ids(const std::vector<Finding>& findings) {
   std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.check);
+  for (const auto& f : findings) out.emplace_back(f.check);
   return out;
 }
 
 bool same(const Finding& a, const Finding& b) {
   return a.check == b.check && a.outcome == b.outcome && a.message == b.message && a.reason == b.reason &&
-         a.cases == b.cases && a.parts == b.parts;
+         std::ranges::equal(a.cases, b.cases) && a.parts == b.parts;
 }
 
 // A pod with every gap the spec alone can show: no durable volume, pinned to a zone,
@@ -375,8 +375,11 @@ TEST(Evaluate, FindingsFollowRegistryOrderAndCiteCases) {
     EXPECT_FALSE(f.reason.empty()) << f.check;
     EXPECT_TRUE(f.parts.empty()) << "a Pod has no parts";
     ASSERT_NE(find_check(f.check), nullptr);
-    EXPECT_EQ(f.cases, find_check(f.check)->cases) << f.check;
+    EXPECT_TRUE(std::ranges::equal(f.cases, find_check(f.check)->cases)) << f.check;
     EXPECT_FALSE(f.cases.empty()) << f.check;
+    // Views of the registry, not copies: a review allocates nothing for them (issue 32).
+    EXPECT_EQ(f.check.data(), find_check(f.check)->id.data()) << f.check;
+    EXPECT_EQ(f.cases.data(), find_check(f.check)->cases.data()) << f.check;
   }
 }
 

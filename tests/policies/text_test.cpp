@@ -236,12 +236,15 @@ TEST(Text, TruncateToTinyLimitsStaysWithinThem) {
 
 // ---------------------------------------------------------------- format_warning
 
+// A finding's cases are a view of a list that outlives it (the registry's, in the product).
+const std::vector<std::string> kZoneCases = {"osm-amsterdam-power-2022", "aws-sydney-power-2016"};
+
 Finding finding(std::string message, std::vector<std::string> parts = {}) {
   return Finding{"zone-spread",
                  Outcome::kFinding,
                  std::move(message),
                  "pinned to zone a by nodeSelector",
-                 {"osm-amsterdam-power-2022", "aws-sydney-power-2016"},
+                 kZoneCases,
                  std::move(parts),
                  false,
                  ""};
@@ -325,7 +328,7 @@ TEST(Text, WarningNamesTheParts) {
 
 TEST(Text, WarningWithoutCasesHasNoSuffix) {
   Finding f = finding("x");
-  f.cases.clear();
+  f.cases = {};
   EXPECT_EQ(format_warning(f), "kubegap/zone-spread: x");
 }
 

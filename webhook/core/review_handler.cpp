@@ -24,7 +24,7 @@ const WorkloadKind* workload_row(const AdmissionRequest& request, const Policy& 
   return row;
 }
 
-AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<std::string>& found) {
+AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<std::string_view>& found) {
   AdmissionResponse response;
   // Findings of one check are adjacent (evaluate's order): one annotation per check.
   for (auto first = findings.begin(); first != findings.end();) {

@@ -24,9 +24,9 @@ struct ReviewResult {
   std::string namespace_name;
   std::string name;
   std::string operation;
-  bool evaluated = false;          // a pod spec was evaluated
-  std::vector<std::string> found;  // check ids with a warning
-  std::string error;               // why the request was not an AdmissionReview / not evaluable
+  bool evaluated = false;               // a pod spec was evaluated
+  std::vector<std::string_view> found;  // check ids with a warning (the registry's: they live on)
+  std::string error;                    // why the request was not an AdmissionReview / not evaluable
 };
 
 // ReviewDecoder: decode_review; the differential fuzzer gives the DOM decoder instead.

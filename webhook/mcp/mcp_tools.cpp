@@ -51,7 +51,7 @@ std::string count_line(const CheckReport& report) {
   std::map<std::string, std::size_t> by_check;
   for (const auto& o : report.objects) {
     for (const auto& f : o.findings) {
-      if (f.outcome == Outcome::kFinding) ++by_check[f.check];
+      if (f.outcome == Outcome::kFinding) ++by_check[std::string(f.check)];
     }
   }
   std::string out =

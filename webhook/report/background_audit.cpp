@@ -148,7 +148,7 @@ std::map<std::pair<std::string, std::string>, std::size_t> count_findings(const 
   std::map<std::pair<std::string, std::string>, std::size_t> out;
   for (const auto& object : report.objects) {
     for (const auto& f : object.findings) {
-      if (f.outcome == Outcome::kFinding) ++out[{f.check, object.namespace_name}];
+      if (f.outcome == Outcome::kFinding) ++out[{std::string(f.check), object.namespace_name}];
     }
   }
   return out;

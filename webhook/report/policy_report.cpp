@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "policies/checks.h"
 #include "policies/text.h"
@@ -22,7 +23,7 @@ void member(Writer& w, const char* key, std::string_view value) {
   write(w, value);
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
+std::string join(std::span<const std::string> items, std::string_view separator) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
   return out;
@@ -43,12 +44,12 @@ Result result_of(const CheckedObject& object, const CheckDefinition& check) {
     case Outcome::kFinding:
       return {"fail", format_warning(*found), &*found};
     case Outcome::kNote:
-      return {"pass", "kubegap/" + found->check + ": " + format_annotation(*found), &*found};
+      return {"pass", "kubegap/" + std::string(found->check) + ": " + format_annotation(*found), &*found};
     case Outcome::kExempt:
     case Outcome::kNotEvaluated:
       break;
   }
-  return {"skip", "kubegap/" + found->check + ": " + format_annotation(*found), &*found};
+  return {"skip", "kubegap/" + std::string(found->check) + ": " + format_annotation(*found), &*found};
 }
 
 bool any_part_evaluated(const CheckedObject& object) {
@@ -69,8 +70,8 @@ void write_result(Writer& w, const CheckedObject& object, const CheckDefinition&
   member(w, "message", r.message);
   w.Key("properties");  // map[string]string in both schemas
   w.StartObject();
-  const std::vector<std::string>& cases =
-      r.finding != nullptr && !r.finding->cases.empty() ? r.finding->cases : check.cases;
+  const std::span<const std::string> cases =
+      r.finding != nullptr && !r.finding->cases.empty() ? r.finding->cases : std::span<const std::string>(check.cases);
   member(w, "cases", join(cases, ","));
   if (r.finding != nullptr && !r.finding->parts.empty()) member(w, "parts", join(r.finding->parts, ", "));
   if (r.finding != nullptr && !r.finding->remedy.empty()) member(w, "fix", sanitize_text(r.finding->remedy));

@@ -178,11 +178,11 @@ std::string render_text(const CheckReport& report, const TextOptions& options) {
     }
     for (const auto& f : o.findings) {
       if (f.outcome == Outcome::kFinding && f.audit_only) {
-        out << "  " << paint(kDim, f.check + ": (audit only) " + format_annotation(f)) << "\n";
+        out << "  " << paint(kDim, std::string(f.check) + ": (audit only) " + format_annotation(f)) << "\n";
         continue;
       }
       if (f.outcome != Outcome::kFinding) {
-        out << "  " << paint(kDim, f.check + ": " + format_annotation(f)) << "\n";
+        out << "  " << paint(kDim, std::string(f.check) + ": " + format_annotation(f)) << "\n";
         continue;
       }
       std::string warning = format_warning(without_remedy(f));
@@ -263,7 +263,7 @@ void write_cut_summary(Writer& w, const CheckReport& report) {
     bool any = false;
     for (const auto& f : o.findings) {
       if (f.outcome != Outcome::kFinding) continue;
-      ++by_check[f.check];
+      ++by_check[std::string(f.check)];
       any = true;
     }
     with_findings += any ? 1 : 0;

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,12 @@ inline bool is_quiet_close(const beast::error_code& ec) {
          ec == net::error::operation_aborted || ec == net::error::connection_reset || ec == beast::error::timeout;
 }
 
-inline std::string join(const std::vector<std::string>& items) {
+inline std::string join(std::span<const std::string_view> items) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  for (const auto item : items) {
+    if (!out.empty()) out += ',';
+    out += item;
+  }
   return out;
 }
 

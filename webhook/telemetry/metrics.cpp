@@ -13,7 +13,7 @@ Metrics::Metrics() : findings_(check_registry().size()) {
   for (const auto& check : check_registry()) check_ids_.emplace_back(check.id);
 }
 
-void Metrics::record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found) {
+void Metrics::record_review(int status, std::uint64_t latency_us, const std::vector<std::string_view>& found) {
   const auto it = std::find(kStatuses.begin(), kStatuses.end(), status);
   if (it != kStatuses.end()) {
     by_status_[static_cast<std::size_t>(it - kStatuses.begin())].fetch_add(1, std::memory_order_relaxed);

@@ -34,7 +34,7 @@ class Metrics {
 
   // record_review: one answered /validate request: its HTTP status, latency and the
   // check ids that produced warnings.
-  void record_review(int status, std::uint64_t latency_us, const std::vector<std::string>& found);
+  void record_review(int status, std::uint64_t latency_us, const std::vector<std::string_view>& found);
   void connection_refused() { connections_refused_.fetch_add(1, std::memory_order_relaxed); }
   void health_connection_refused() { health_connections_refused_.fetch_add(1, std::memory_order_relaxed); }
   // connection_evicted: an idle connection closed to keep a slot free for new ones.

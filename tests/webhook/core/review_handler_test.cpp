@@ -189,7 +189,8 @@ TEST(ReviewHandler, GappyGpuPodGetsOneCitedWarningPerGapAndBudgetIsNotEvaluated)
   ASSERT_EQ(result.status, 200);
   EXPECT_TRUE(result.evaluated);
   EXPECT_EQ(result.error, "");
-  EXPECT_EQ(result.found, (std::vector<std::string>{"checkpoint-volume", "zone-spread", "gpu-health-tolerations"}));
+  EXPECT_EQ(result.found,
+            (std::vector<std::string_view>{"checkpoint-volume", "zone-spread", "gpu-health-tolerations"}));
   const auto doc = parse_json(result.body);
   const auto warnings = warnings_of(doc);
   ASSERT_EQ(warnings.size(), 3u);
@@ -293,7 +294,7 @@ TEST(ReviewHandler, ExemptedCheckGivesNoWarningButAnExemptAnnotationWithTheReaso
   Harness harness;
   const ReviewResult result = harness.handle(review_fixture("gpu-pod-exempt-checkpoint"));
   ASSERT_EQ(result.status, 200);
-  EXPECT_EQ(result.found, (std::vector<std::string>{"zone-spread", "gpu-health-tolerations"}));
+  EXPECT_EQ(result.found, (std::vector<std::string_view>{"zone-spread", "gpu-health-tolerations"}));
   const auto doc = parse_json(result.body);
   for (const auto& w : warnings_of(doc)) EXPECT_EQ(w.find("checkpoint-volume"), std::string::npos) << w;
   EXPECT_EQ(annotations_of(doc).at("checkpoint-volume"), "exempt: checkpoints go to s3://ml-ckpt via the SDK");
@@ -434,8 +435,8 @@ spec: {minAvailable: 1}
   StaticClusterView cluster{snapshot};
   const ReviewHandler handler{policies, cluster};
   const ReviewResult result = handler.handle(review_fixture("gpu-pod-gaps"));
-  EXPECT_EQ(result.found, (std::vector<std::string>{"checkpoint-volume", "disruption-budget", "zone-spread",
-                                                    "gpu-health-tolerations"}));
+  EXPECT_EQ(result.found, (std::vector<std::string_view>{"checkpoint-volume", "disruption-budget", "zone-spread",
+                                                         "gpu-health-tolerations"}));
   const auto warnings = warnings_of(parse_json(result.body));
   ASSERT_EQ(warnings.size(), 4u);
   EXPECT_EQ(warnings[1].rfind("kubegap/disruption-budget: no PodDisruptionBudget selects these pods", 0), 0u)
@@ -451,7 +452,7 @@ TEST(ReviewHandler, ANewPolicyInTheStoreAppliesToTheNextReview) {
   only_zone.enabled_checks = {"zone-spread"};
   harness.policies.set(only_zone);
   const ReviewResult result = harness.handle(review_fixture("gpu-pod-gaps"));
-  EXPECT_EQ(result.found, (std::vector<std::string>{"zone-spread"}));
+  EXPECT_EQ(result.found, (std::vector<std::string_view>{"zone-spread"}));
   EXPECT_EQ(finding_annotations(parse_json(result.body)).size(), 1u);
 
   Policy exclude = default_policy();

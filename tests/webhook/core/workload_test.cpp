@@ -582,7 +582,7 @@ TEST_P(WorkloadGaps, EachGapIsOneCitedWarningNamingThePartsAndBudgetIsNotEvaluat
   EXPECT_EQ(a.result.error, "") << c.fixture;
   expect_warnings(a, c.warnings, c.fixture);
 
-  std::vector<std::string> checks;
+  std::vector<std::string_view> checks;
   for (const auto& e : c.warnings) {
     if (std::find(checks.begin(), checks.end(), e.check) == checks.end()) checks.push_back(e.check);
   }
@@ -866,7 +866,7 @@ TEST(WorkloadKinds, NonTrainingDeploymentWithoutGpusGivesNothing) {
 TEST(WorkloadKinds, TrainingKindWithoutGpusStillGetsCheckpointVolume) {
   const Answer a = run("pytorchjob-cpu");
   EXPECT_TRUE(a.result.evaluated);
-  EXPECT_EQ(a.result.found, std::vector<std::string>{kCheckpoint});
+  EXPECT_EQ(a.result.found, std::vector<std::string_view>{kCheckpoint});
   expect_warnings(a, {{kCheckpoint, "replica Master, replica Worker", kNoDurable}}, "pytorchjob-cpu");
   EXPECT_FALSE(a.annotations.contains(kGpu)) << "no accelerator: no GPU health check";
   EXPECT_EQ(a.annotations.at(kBudget), kNoClusterView);
@@ -887,7 +887,7 @@ TEST(WorkloadKinds, NonTrainingKindWithoutGpusIsSilentWhereATrainingKindIsNot) {
   rapidjson::Document volcano = workload("volcano-job");
   volcano["spec"]["tasks"][1]["template"]["spec"]["containers"][0].RemoveMember("resources");
   const Answer training = answer(Harness(), review_for(volcano));
-  EXPECT_EQ(training.result.found, (std::vector<std::string>{kCheckpoint, kZone}));
+  EXPECT_EQ(training.result.found, (std::vector<std::string_view>{kCheckpoint, kZone}));
   EXPECT_FALSE(training.warnings_of(kCheckpoint).empty());
 }
 

@@ -797,7 +797,7 @@ TEST(PolicyReload, AValidChangeIsSwappedInAndAnInvalidOneIsRejected) {
   ASSERT_EQ(found().size(), 3u);
 
   write("enabledChecks: [zone-spread]\n");
-  EXPECT_TRUE(wait_for([&] { return found() == std::vector<std::string>{"zone-spread"}; }));
+  EXPECT_TRUE(wait_for([&] { return found() == std::vector<std::string_view>{"zone-spread"}; }));
   // The watcher counts the reload just after it swaps the policy in: wait for the count
   // too, or a test thread scheduled between the two sees the new policy and no count.
   EXPECT_TRUE(wait_for([&] { return metrics.policy_reloads(true) >= 1u; }));
@@ -805,10 +805,10 @@ TEST(PolicyReload, AValidChangeIsSwappedInAndAnInvalidOneIsRejected) {
 
   write("enabledChecks: [zone-spread]\nnot-a-key: 1\n");
   EXPECT_TRUE(wait_for([&] { return metrics.policy_reloads(false) == 1u; }));
-  EXPECT_EQ(found(), std::vector<std::string>{"zone-spread"}) << "the policy in force stays";
+  EXPECT_EQ(found(), std::vector<std::string_view>{"zone-spread"}) << "the policy in force stays";
 
   write("enabledChecks: [checkpoint-volume]\n");
-  EXPECT_TRUE(wait_for([&] { return found() == std::vector<std::string>{"checkpoint-volume"}; }));
+  EXPECT_TRUE(wait_for([&] { return found() == std::vector<std::string_view>{"checkpoint-volume"}; }));
   watch->stop();
   ioc.stop();
   runner.join();

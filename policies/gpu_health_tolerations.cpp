@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "policies/checks.h"
+#include "policies/text.h"
 #include "policies/tolerations.h"
 
 namespace kubegap {
@@ -34,11 +35,19 @@ struct TolerationTime {
   bool defaulted = true;
 };
 
+// health_taint: the NoExecute taint of a node-health key (kNotReady or kUnreachable), as a
+// list of one, made once: its key is too long for a string without an allocation.
+const std::vector<Taint>& health_taint(std::string_view key) {
+  static const std::vector<Taint> not_ready{{std::string(kNotReady), "", "NoExecute"}};
+  static const std::vector<Taint> unreachable{{std::string(kUnreachable), "", "NoExecute"}};
+  return key == kNotReady ? not_ready : unreachable;
+}
+
 TolerationTime effective_time(const std::vector<Toleration>& tolerations, std::string_view key) {
   // When the plugin adds its default, no toleration of the pod tolerates the taint (its
   // condition is wider than ToleratesTaint's), so the default, last, decides: 300 s.
   if (adds_default_for(tolerations, key)) return TolerationTime{};
-  const std::int64_t delay = eviction_delay(tolerations, {Taint{std::string(key), "", "NoExecute"}});
+  const std::int64_t delay = eviction_delay(tolerations, health_taint(key));
   return TolerationTime{delay == kNeverEvicted ? kForever : delay, false};
 }
 
@@ -50,20 +59,21 @@ bool is_default(const TolerationTime& time) { return time.defaulted || time.seco
 // unresponsive: what happens on an unresponsive node ("stays on an unreachable node 600 s
 // before eviction (its unreachable toleration)"), `which` naming the taints.
 std::string unresponsive(const TolerationTime& time, std::string_view node, std::string_view which, bool plural) {
-  const std::string tolerations = std::string(which) + (plural ? " tolerations" : " toleration");
+  const std::string_view tolerations = plural ? " tolerations" : " toleration";
   if (time.seconds == kForever) {
-    return "is never evicted from " + std::string(node) + " node (its " + tolerations + (plural ? " have" : " has") +
-           " no time limit)";
+    return concat({"is never evicted from ", node, " node (its ", which, tolerations, plural ? " have" : " has",
+                   " no time limit)"});
   }
-  return "stays on " + std::string(node) + " node " + std::to_string(time.seconds) + " s before eviction (" +
-         (is_default(time) ? "default " : "its ") + tolerations + ")";
+  return concat({"stays on ", node, " node ", Decimal(time.seconds), " s before eviction (",
+                 is_default(time) ? "default " : "its ", which, tolerations, ")"});
 }
 
 // describe_time: "for 300 s (API server default; policy: under 120 s)", for the annotation.
-std::string describe_time(const TolerationTime& time, std::int64_t bound) {
-  const std::string policy = "policy: under " + std::to_string(bound) + " s)";
-  if (time.seconds == kForever) return "with no time limit (" + policy;
-  return "for " + std::to_string(time.seconds) + " s (" + (is_default(time) ? "API server default; " : "") + policy;
+// It starts with `lead` ("tolerates not-ready nodes "), so the reason is built once.
+std::string describe_time(std::string_view lead, const TolerationTime& time, std::int64_t bound) {
+  if (time.seconds == kForever) return concat({lead, "with no time limit (policy: under ", Decimal(bound), " s)"});
+  return concat({lead, "for ", Decimal(time.seconds), " s (", is_default(time) ? "API server default; " : "",
+                 "policy: under ", Decimal(bound), " s)"});
 }
 
 // Problem: one way the pod's tolerations fail, said three ways.
@@ -79,19 +89,21 @@ void node_health_problems(const std::vector<Toleration>& tolerations, std::int64
   const bool slow_not_ready = not_ready.seconds >= bound;
   const bool slow_unreachable = unreachable.seconds >= bound;
   if (!slow_not_ready && !slow_unreachable) return;
-  const std::string remedy = "add them as NoExecute tolerations with tolerationSeconds < " + std::to_string(bound);
+  const auto remedy = [&] {
+    return concat({"add them as NoExecute tolerations with tolerationSeconds < ", Decimal(bound)});
+  };
   if (slow_not_ready && slow_unreachable && not_ready.seconds == unreachable.seconds) {
     out.push_back({unresponsive(not_ready, "an unresponsive", "not-ready/unreachable", true),
-                   "tolerates not-ready and unreachable nodes " + describe_time(not_ready, bound), remedy});
+                   describe_time("tolerates not-ready and unreachable nodes ", not_ready, bound), remedy()});
     return;
   }
   if (slow_not_ready) {
     out.push_back({unresponsive(not_ready, "a not-ready", "not-ready", false),
-                   "tolerates not-ready nodes " + describe_time(not_ready, bound), remedy});
+                   describe_time("tolerates not-ready nodes ", not_ready, bound), remedy()});
   }
   if (slow_unreachable) {
     out.push_back({unresponsive(unreachable, "an unreachable", "unreachable", false),
-                   "tolerates unreachable nodes " + describe_time(unreachable, bound), remedy});
+                   describe_time("tolerates unreachable nodes ", unreachable, bound), remedy()});
   }
 }
 
@@ -125,7 +137,7 @@ std::optional<Problem> fault_taint_problem(const Toleration& t) {
 // decides_untimed: the first toleration of `key`'s NoExecute taint is an untimed
 // toleration of every NoExecute taint (the taint-eviction controller uses the first).
 bool decides_untimed(const std::vector<Toleration>& tolerations, std::string_view key) {
-  const Taint taint{std::string(key), "", "NoExecute"};
+  const Taint& taint = health_taint(key).front();
   const auto first = std::find_if(tolerations.begin(), tolerations.end(),
                                   [&](const Toleration& t) { return tolerates_taint(t, taint); });
   return first != tolerations.end() && is_every_key(*first, "NoExecute") && !first->toleration_seconds;
@@ -163,9 +175,15 @@ void every_key_problems(const std::vector<Toleration>& tolerations, std::int64_t
   }
 }
 
-std::string join(const std::vector<Problem>& problems, std::string Problem::*field) {
+// join: the problems' `field`s, "; " between them; moved out, not copied (most pods have one
+// problem).
+std::string join(std::vector<Problem>& problems, std::string Problem::*field) {
+  if (problems.size() == 1) return std::move(problems.front().*field);
   std::string out;
-  for (const auto& p : problems) out += (out.empty() ? "" : "; ") + p.*field;
+  for (const auto& p : problems) {
+    if (!out.empty()) out += "; ";
+    out += p.*field;
+  }
   return out;
 }
 
@@ -174,6 +192,7 @@ std::string join(const std::vector<Problem>& problems, std::string Problem::*fie
 std::optional<Gap> check_gpu_health_tolerations(const PodSpecView& pod, const CheckContext& ctx) {
   if (!ctx.accelerator) return std::nullopt;
   std::vector<Problem> problems;
+  problems.reserve(4);  // one allocation: a pod rarely has more
 
   if (std::any_of(pod.tolerations.begin(), pod.tolerations.end(),
                   [](const Toleration& t) { return is_every_key(t, ""); })) {

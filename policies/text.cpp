@@ -1,5 +1,6 @@
 #include "policies/text.h"
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -200,9 +201,6 @@ std::string truncate_bytes(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, end)) + std::string(kEllipsis);
 }
 
-namespace {
-
-// concat: the pieces in one string, allocated once (a chain of `+` reallocates as it grows).
 std::string concat(std::initializer_list<std::string_view> pieces) {
   std::size_t size = 0;
   for (const auto piece : pieces) size += piece.size();
@@ -211,6 +209,13 @@ std::string concat(std::initializer_list<std::string_view> pieces) {
   for (const auto piece : pieces) out += piece;
   return out;
 }
+
+Decimal::Decimal(std::int64_t value) {
+  size_ = static_cast<std::size_t>(std::to_chars(digits_.data(), digits_.data() + digits_.size(), value).ptr -
+                                   digits_.data());
+}
+
+namespace {
 
 // WarningParts: a finding's warning before it is cut to 256 runes.
 struct WarningParts {

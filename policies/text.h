@@ -3,7 +3,10 @@
 // and audit annotation values. Pure string work, no JSON.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +24,23 @@ inline bool icontains(std::string_view text, std::string_view needle) {
   return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
                      [&](char a, char b) { return lower(a) == lower(b); }) != text.end();
 }
+
+// concat: the pieces in one string, allocated once (a chain of `+` allocates and copies
+// again as it grows).
+std::string concat(std::initializer_list<std::string_view> pieces);
+
+// Decimal: an integer's digits without a string of their own (std::to_string allocates
+// when a message is built from pieces with concat).
+class Decimal {
+ public:
+  explicit Decimal(std::int64_t value);
+  std::string_view view() const { return {digits_.data(), size_}; }
+  operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor): a piece of concat
+
+ private:
+  std::array<char, 20> digits_{};  // INT64_MIN is 20 bytes
+  std::size_t size_ = 0;
+};
 
 // The API server truncates longer warnings (k8s.io/apiserver/pkg/warning); aim lower.
 inline constexpr std::size_t kMaxWarningRunes = 256;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -232,6 +233,17 @@ TEST(Text, TruncateToTinyLimitsStaysWithinThem) {
   EXPECT_LE(rune_count(truncate_runes("abcdef", 2)), 2u);
   EXPECT_LE(rune_count(truncate_runes("abcdef", 3)), 3u);
   EXPECT_EQ(truncate_runes("abcdef", 4), "a...");
+}
+
+// ---------------------------------------------------------------- concat, Decimal
+
+TEST(Text, ConcatJoinsPiecesAndDecimalSpellsEveryInt64) {
+  EXPECT_EQ(concat({}), "");
+  EXPECT_EQ(concat({"stays ", Decimal(300), " s"}), "stays 300 s");
+  EXPECT_EQ(Decimal(0).view(), "0");
+  EXPECT_EQ(Decimal(-7).view(), "-7");
+  EXPECT_EQ(Decimal(std::numeric_limits<std::int64_t>::max()).view(), "9223372036854775807");
+  EXPECT_EQ(Decimal(std::numeric_limits<std::int64_t>::min()).view(), "-9223372036854775808");
 }
 
 // ---------------------------------------------------------------- format_warning

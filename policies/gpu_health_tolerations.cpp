@@ -38,9 +38,9 @@ struct TolerationTime {
 // health_taint: the NoExecute taint of a node-health key (kNotReady or kUnreachable), as a
 // list of one, made once: its key is too long for a string without an allocation.
 const std::vector<Taint>& health_taint(std::string_view key) {
-  static const std::vector<Taint> not_ready{{std::string(kNotReady), "", "NoExecute"}};
-  static const std::vector<Taint> unreachable{{std::string(kUnreachable), "", "NoExecute"}};
-  return key == kNotReady ? not_ready : unreachable;
+  static const std::vector<Taint> kNotReadyTaint{{std::string(kNotReady), "", "NoExecute"}};
+  static const std::vector<Taint> kUnreachableTaint{{std::string(kUnreachable), "", "NoExecute"}};
+  return key == kNotReady ? kNotReadyTaint : kUnreachableTaint;
 }
 
 TolerationTime effective_time(const std::vector<Toleration>& tolerations, std::string_view key) {

@@ -217,44 +217,70 @@ Decimal::Decimal(std::int64_t value) {
 
 namespace {
 
-// WarningParts: a finding's warning before it is cut to 256 runes.
+// clean: `text` as it is when it is printable ASCII (nearly always), else sanitized into
+// `own`: no copy of a clean text.
+std::string_view clean(std::string_view text, std::string& own) {
+  if (printable_ascii_end(text) == text.size()) return text;
+  own = sanitize_text(text);
+  return own;
+}
+
+// WarningParts: a finding's warning before it is cut to 256 runes, as views of the
+// finding's own text (a copy only when parts are named or the text needs sanitizing), so a
+// warning that fits is built in one allocation.
 struct WarningParts {
-  std::string prefix, body, fix, suffix;
+  std::string_view check, case_id, body, remedy;  // body and remedy clean
+  std::string own_body, own_remedy;               // what they view when not the finding's
+
+  static constexpr std::string_view kPrefix = "kubegap/", kAfterCheck = ": ", kFix = "; fix: ";
+  static constexpr std::string_view kBeforeCase = " (case ", kAfterCase = ")";
+
+  std::size_t prefix_runes() const { return kPrefix.size() + check.size() + kAfterCheck.size(); }
+  std::size_t suffix_runes() const {
+    return case_id.empty() ? 0 : kBeforeCase.size() + rune_count(case_id) + kAfterCase.size();
+  }
+  std::string_view before_case() const { return case_id.empty() ? "" : kBeforeCase; }
+  std::string_view after_case() const { return case_id.empty() ? "" : kAfterCase; }
   bool fits() const {
-    return !fix.empty() &&
-           rune_count(prefix) + rune_count(body) + rune_count(fix) + rune_count(suffix) <= kMaxWarningRunes;
+    return !remedy.empty() &&
+           prefix_runes() + rune_count(body) + kFix.size() + rune_count(remedy) + suffix_runes() <= kMaxWarningRunes;
   }
 };
 
-WarningParts warning_parts(const Finding& finding) {
-  WarningParts w;
-  w.prefix = concat({"kubegap/", finding.check, ": "});
-  if (!finding.cases.empty()) w.suffix = concat({" (case ", finding.cases.front(), ")"});
-  // The prefix and suffix are check and case ids from our own tables; the body and the
-  // remedy can carry what a user wrote (paths, names, taint keys), so they are sanitized.
-  w.body = finding.parts.empty() ? sanitize_text(finding.message)
-                                 : sanitize_text(describe_parts(finding.parts) + ": " + finding.message);
-  if (!finding.remedy.empty()) w.fix = concat({"; fix: ", sanitize_text(finding.remedy)});
-  return w;
+// The prefix and suffix are check and case ids from our own tables; the body and the
+// remedy can carry what a user wrote (paths, names, taint keys), so they are sanitized.
+void warning_parts(const Finding& finding, WarningParts& w) {
+  w.check = finding.check;
+  if (!finding.cases.empty()) w.case_id = finding.cases.front();
+  if (finding.parts.empty()) {
+    w.body = clean(finding.message, w.own_body);
+  } else {
+    w.own_body = sanitize_text(concat({describe_parts(finding.parts), ": ", finding.message}));
+    w.body = w.own_body;
+  }
+  w.remedy = clean(finding.remedy, w.own_remedy);
 }
 
 }  // namespace
 
 void append_warnings(const Finding& finding, std::vector<std::string>& out) {
-  const WarningParts w = warning_parts(finding);
+  WarningParts w;
+  warning_parts(finding, w);
+  using W = WarningParts;
   if (w.fits()) {
-    out.push_back(concat({w.prefix, w.body, w.fix, w.suffix}));
+    out.push_back(concat(
+        {W::kPrefix, w.check, W::kAfterCheck, w.body, W::kFix, w.remedy, w.before_case(), w.case_id, w.after_case()}));
     return;
   }
-  const std::size_t fixed = rune_count(w.prefix) + rune_count(w.suffix);
+  const std::size_t fixed = w.prefix_runes() + w.suffix_runes();
   const std::size_t room = kMaxWarningRunes > fixed ? kMaxWarningRunes - fixed : 0;
-  out.push_back(concat({w.prefix, truncate_runes(w.body, room), w.suffix}));
-  if (w.fix.empty()) return;
+  out.push_back(concat(
+      {W::kPrefix, w.check, W::kAfterCheck, truncate_runes(w.body, room), w.before_case(), w.case_id, w.after_case()}));
+  if (w.remedy.empty()) return;
   // A fix reads on one line (kTargetWarningRunes): so the warnings of every check, two
   // statements and their fixes each, stay inside the API server's 4096-rune budget.
-  const std::string prefix = w.prefix + "fix: ";
-  out.push_back(prefix + truncate_runes(w.fix.substr(std::string_view("; fix: ").size()),
-                                        kTargetWarningRunes - rune_count(prefix)));
+  const std::string prefix = concat({W::kPrefix, w.check, ": fix: "});
+  out.push_back(prefix + truncate_runes(w.remedy, kTargetWarningRunes - rune_count(prefix)));
 }
 
 std::string format_warning(const Finding& finding) {

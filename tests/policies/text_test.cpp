@@ -385,6 +385,18 @@ TEST(Text, InvalidUtf8InMessageIsReplacedInWarning) {
   EXPECT_EQ(w, std::string(kPrefix) + "bad ?? bytes?" + std::string(kSuffix));
 }
 
+// The fix is user text too (a mount path, a taint key): sanitized whether it fits in the
+// warning or gets a warning of its own.
+TEST(Text, ControlBytesInTheFixAreReplacedInBothForms) {
+  Finding f = finding("pinned");
+  f.remedy = "mount /ckpt\x01\n here";
+  EXPECT_EQ(format_warning(f), std::string(kPrefix) + "pinned; fix: mount /ckpt?? here" + std::string(kSuffix));
+  f.message = std::string(240, 'm');
+  const auto fix = format_fix_warning(f);
+  ASSERT_TRUE(fix.has_value());
+  EXPECT_EQ(*fix, "kubegap/zone-spread: fix: mount /ckpt?? here");
+}
+
 // ---------------------------------------------------------------- format_annotation
 
 TEST(Text, AnnotationForFindingListsReasonPartsAndCases) {

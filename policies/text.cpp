@@ -305,8 +305,12 @@ std::string format_annotation(const Finding& finding) {
     value += ')';
   };
   switch (finding.outcome) {
-    case Outcome::kFinding:
-      value = finding.reason;
+    case Outcome::kFinding: {
+      // Its size known before it is built (parts aside): one allocation.
+      std::size_t size = finding.reason.size() + std::string_view("; fix: ; cases: ").size() + finding.remedy.size();
+      for (const auto& c : finding.cases) size += c.size() + 2;
+      value.reserve(size);
+      value += finding.reason;
       append_parts();
       if (!finding.remedy.empty()) {
         value += "; fix: ";
@@ -315,6 +319,7 @@ std::string format_annotation(const Finding& finding) {
       value += "; cases: ";
       append_joined(value, finding.cases, ", ");
       break;
+    }
     case Outcome::kExempt:
       value = concat({"exempt: ", finding.reason});
       append_parts();

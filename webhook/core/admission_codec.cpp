@@ -3,8 +3,10 @@
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "policies/text.h"
@@ -340,14 +342,29 @@ std::string encode_response(std::string_view api_version, std::string_view uid, 
     out += ']';
   }
   if (!response.audit_annotations.empty()) {
+    // Sorted by key, as a JSON object is conventionally written (and as the goldens are),
+    // equal keys in the order given: the few annotations (one per check, "class", "error")
+    // are ordered through their indexes by insertion, on the stack, with no allocation.
+    const auto& annotations = response.audit_annotations;
+    constexpr std::size_t kOnStack = 16;
+    std::array<std::uint32_t, kOnStack> on_stack{};
+    std::vector<std::uint32_t> on_heap;
+    std::span<std::uint32_t> order(on_stack.data(), std::min(annotations.size(), kOnStack));
+    if (annotations.size() > kOnStack) {
+      on_heap.resize(annotations.size());
+      order = on_heap;
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      std::size_t j = i;
+      for (; j > 0 && annotations[i].first < annotations[order[j - 1]].first; --j) order[j] = order[j - 1];
+      order[j] = static_cast<std::uint32_t>(i);
+    }
     out += R"(,"auditAnnotations":{)";
-    bool first = true;
-    for (const auto& [key, value] : response.audit_annotations) {
-      if (!first) out += ',';
-      first = false;
-      append_json_string(out, key);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (i > 0) out += ',';
+      append_json_string(out, annotations[order[i]].first);
       out += ':';
-      append_json_string(out, value);
+      append_json_string(out, annotations[order[i]].second);
     }
     out += '}';
   }

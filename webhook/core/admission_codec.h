@@ -5,10 +5,10 @@
 
 #include <rapidjson/document.h>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "webhook/core/review_scan.h"
@@ -60,8 +60,10 @@ DecodedReview decode_review_dom(std::string_view body, const ReserveKept& reserv
 // AdmissionResponse: what the webhook answers. Always allowed; never a patch.
 struct AdmissionResponse {
   std::vector<std::string> warnings;
-  // Keys are qualified-name name parts (the API server prefixes `<webhook-name>/`).
-  std::map<std::string, std::string> audit_annotations;
+  // Keys are qualified-name name parts (the API server prefixes `<webhook-name>/`), each
+  // once; encode_response writes them sorted. A key is a view: of a check id, "class" or
+  // "error" (constants), or of a string that outlives the response.
+  std::vector<std::pair<std::string_view, std::string>> audit_annotations;
 };
 
 std::string encode_response(std::string_view api_version, std::string_view uid, const AdmissionResponse& response);

@@ -26,6 +26,10 @@ const WorkloadKind* workload_row(const AdmissionRequest& request, const Policy& 
 
 AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<std::string_view>& found) {
   AdmissionResponse response;
+  // Room for an annotation per finding and "class", and for a warning and a fix line each:
+  // the vectors are allocated once.
+  response.audit_annotations.reserve(findings.size() + 1);
+  response.warnings.reserve(2 * findings.size());
   // Findings of one check are adjacent (evaluate's order): one annotation per check.
   for (auto first = findings.begin(); first != findings.end();) {
     const auto last = std::find_if(first, findings.end(), [&](const Finding& f) { return f.check != first->check; });
@@ -34,7 +38,7 @@ AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<
       append_warnings(*it, response.warnings);
       if (std::find(found.begin(), found.end(), it->check) == found.end()) found.push_back(it->check);
     }
-    response.audit_annotations.emplace(
+    response.audit_annotations.emplace_back(
         first->check, format_annotation(std::span<const Finding>(&*first, static_cast<std::size_t>(last - first))));
     first = last;
   }
@@ -44,7 +48,7 @@ AdmissionResponse to_response(const std::vector<Finding>& findings, std::vector<
 AdmissionResponse error_response(std::string_view reason) {
   AdmissionResponse response;
   // Bounded like every other annotation value: the reason can quote a hostile member name.
-  response.audit_annotations.emplace(
+  response.audit_annotations.emplace_back(
       "error", truncate_runes(sanitize_text("not evaluated: " + std::string(reason)), kMaxAnnotationValueBytes / 4));
   return response;
 }
@@ -94,8 +98,8 @@ ReviewResult ReviewHandler::handle(std::string_view body, const ReserveKept& res
       response = to_response(evaluation.findings, result.found);
       // The class each part was judged as, and why: reviewers see why a check was quiet.
       if (std::string classes = describe_classes(evaluation.parts); !classes.empty()) {
-        response.audit_annotations.emplace("class",
-                                           truncate_runes(sanitize_text(classes), kMaxAnnotationValueBytes / 4));
+        response.audit_annotations.emplace_back("class",
+                                                truncate_runes(sanitize_text(classes), kMaxAnnotationValueBytes / 4));
       }
       result.evaluated = true;
     }

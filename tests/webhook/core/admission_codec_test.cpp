@@ -684,7 +684,10 @@ std::string writer_encoding(std::string_view api_version, std::string_view uid, 
   if (!r.audit_annotations.empty()) {
     w.Key("auditAnnotations");
     w.StartObject();
-    for (const auto& [k, v] : r.audit_annotations) {
+    // Sorted by key (they were a std::map's then).
+    auto sorted = r.audit_annotations;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [k, v] : sorted) {
       text(k);
       text(v);
     }

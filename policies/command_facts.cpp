@@ -249,6 +249,10 @@ bool has_script_chars(std::string_view w) { return w.find_first_of(" \t\n;&|") !
 void add_command(CommandFacts& facts, const std::vector<std::string>& words, int depth = 0) {
   std::size_t first = words.size();
   bool declaration = false;  // `export A=1 B`, `local -r x`: no program at all
+  // Room for its words at once (a script argument may add more), within the bound; still
+  // geometric, since a script adds its simple commands one after another.
+  const std::size_t needed = std::min(kMaxWords, facts.words.size() + words.size());
+  if (needed > facts.words.capacity()) facts.words.reserve(std::max(needed, 2 * facts.words.capacity()));
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (facts.words.size() >= kMaxWords) break;
     if (first == words.size() && !declaration &&

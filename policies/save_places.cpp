@@ -277,6 +277,12 @@ const std::string* saves_by_default_entry(std::string_view word, std::string_vie
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0) continue;
     const std::string_view program = std::string_view(entry).substr(0, eq);
+    // A program without '*' matches only a text of its own length: most entries end here
+    // (a dozen `tensorflow*_mnist*.py` share the first byte of `train.py`).
+    if (program.find('*') == std::string_view::npos && program.size() != word.size() && program.size() != base.size() &&
+        program.size() != script.size()) {
+      continue;
+    }
     if (names_program(program, word) || (!script.empty() && wildcard_match_icase(program, script))) {
       return &entry;
     }

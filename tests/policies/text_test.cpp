@@ -149,14 +149,15 @@ TEST(Text, SanitizeOutputIsAlwaysCleanForEveryByte) {
 
 // ---------------------------------------------------------------- truncate_runes
 
-// The word-at-a-time scans against the byte-at-a-time rule they stand for: every byte
-// value at every offset of a run longer than a word, and a start inside the run.
+// The word-at-a-time scans (sixteen bytes at a time with SSE2, then eight) against the
+// byte-at-a-time rule they stand for: every byte value at every offset of a run longer
+// than two sixteen-byte blocks and a word, and a start inside the run.
 TEST(Text, WordScansFindTheFirstByteTheByteRuleFinds) {
   const auto printable = [](unsigned char b) { return b >= 0x20 && b < 0x7F; };
   const auto json_plain = [](unsigned char b) { return b >= 0x20 && b != '"' && b != '\\'; };
   for (int b = 0; b < 256; ++b) {
-    for (std::size_t at = 0; at < 19; ++at) {
-      std::string text(19, 'a');
+    for (std::size_t at = 0; at < 43; ++at) {
+      std::string text(43, 'a');
       text[at] = static_cast<char>(b);
       const auto byte = static_cast<unsigned char>(b);
       EXPECT_EQ(printable_ascii_end(text), printable(byte) ? text.size() : at) << b << " at " << at;

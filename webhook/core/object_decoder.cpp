@@ -35,7 +35,8 @@ QuantityText parse_quantity(std::string_view text) {
     denom = digits();
   }
   const bool has_digit = text.find_first_of("0123456789") < i;
-  const bool zero = (std::string(num) + std::string(denom)).find_first_not_of('0') == std::string::npos;
+  const bool zero =
+      num.find_first_not_of('0') == std::string_view::npos && denom.find_first_not_of('0') == std::string_view::npos;
   std::string_view suffix = text.substr(i);
   // The suffix: letters of "eEinumkKMGTP", then an optional sign and digits, nothing else.
   std::size_t j = 0;
@@ -99,7 +100,7 @@ void decode_resource_names(JsonReader& reader, const Value* resources, const Jso
     const Value* map = reader.object(JsonReader::member(resources, section), section_path);
     if (map == nullptr) continue;
     for (const auto& entry : map->GetObject()) {
-      const std::string name(entry.name.GetString(), entry.name.GetStringLength());
+      std::string name(entry.name.GetString(), entry.name.GetStringLength());
       // `nvidia.com/gpu:` with no value (the API server reads a null quantity as zero) or
       // "" (a template variable that rendered empty) requests nothing: absent, no error.
       if (entry.value.IsNull() || (entry.value.IsString() && entry.value.GetStringLength() == 0)) continue;
@@ -112,13 +113,13 @@ void decode_resource_names(JsonReader& reader, const Value* resources, const Jso
         // An envsubst template ($GPUS, ${GPU_PER_NODE}): set at deploy time, and a
         // resource named in a manifest is requested. Judged as requested, with a note.
         reader.note("resource " + name + " is " + std::string(text) + " (a placeholder, read as requested)");
-        out.push_back(name);
+        out.push_back(std::move(name));
         continue;
       }
       if (entry.value.IsString() && !is_quantity(text)) {
         return reader.fail(JsonPath{&section_path, name}, "not a quantity");
       }
-      if (!is_zero_quantity(entry.value)) out.push_back(name);
+      if (!is_zero_quantity(entry.value)) out.push_back(std::move(name));
     }
   }
   // requests and limits usually name the same resources: keep each once. Sorting keeps

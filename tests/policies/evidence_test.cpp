@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -423,6 +424,34 @@ TEST(Evidence, WildcardIcaseIsTheMatchOfLowerCasedCopies) {
   for (const auto& p : patterns) {
     for (const auto& t : texts) {
       EXPECT_EQ(wildcard_match_icase(p, t), wildcard_match(lower(p), lower(t))) << "'" << p << "' on '" << t << "'";
+    }
+  }
+}
+
+// wildcard_match compares the literal ends of a pattern before it searches the middle: it
+// must say what the plain recursive definition of '*' says, for every pattern over {a, b,
+// *} and every text over {a, b} up to five bytes (overlapping ends such as "a*a" on "a").
+TEST(Evidence, WildcardIsTheRecursiveDefinitionOfStar) {
+  const std::function<bool(std::string_view, std::string_view)> reference = [&](std::string_view p,
+                                                                                std::string_view t) {
+    if (p.empty()) return t.empty();
+    if (p.front() == '*') return reference(p.substr(1), t) || (!t.empty() && reference(p, t.substr(1)));
+    return !t.empty() && p.front() == t.front() && reference(p.substr(1), t.substr(1));
+  };
+  const auto all = [](std::string_view alphabet, std::size_t longest) {
+    std::vector<std::string> out = {""};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i].size() == longest) continue;
+      for (const char c : alphabet) out.push_back(out[i] + c);
+    }
+    return out;
+  };
+  for (const auto& p : all("ab*", 5)) {
+    for (const auto& t : all("ab", 5)) {
+      ASSERT_EQ(wildcard_match(p, t), reference(p, t)) << "'" << p << "' on '" << t << "'";
+      std::string upper = t;
+      for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
+      ASSERT_EQ(wildcard_match_icase(p, upper), reference(p, t)) << "'" << p << "' on '" << upper << "'";
     }
   }
 }

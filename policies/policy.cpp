@@ -332,21 +332,22 @@ namespace {
 template <typename Equal>
 bool backtrack(std::string_view pattern, std::string_view text, Equal equal) {
   // The literal runs before the first '*' and after the last one are the text's ends: they
-  // are compared first, where most pairs differ (`*benchmark.py` and `train.py` after four
-  // bytes from the end), and only the middle, '*' at both ends, is searched.
-  const auto first_star = pattern.find('*');
-  if (first_star == std::string_view::npos) {
-    return pattern.size() == text.size() && std::equal(pattern.begin(), pattern.end(), text.begin(), equal);
+  // are compared first, in the passes that find them, where most pairs differ
+  // (`*benchmark.py` and `train.py` after four bytes from the end), and only the middle,
+  // '*' at both ends, is searched.
+  std::size_t head = 0;
+  for (; head < pattern.size() && pattern[head] != '*'; ++head) {
+    if (head == text.size() || !equal(pattern[head], text[head])) return false;
   }
-  const auto last_star = pattern.rfind('*');
-  const std::string_view head = pattern.substr(0, first_star);
-  const std::string_view tail = pattern.substr(last_star + 1);
-  if (text.size() < head.size() + tail.size() || !std::equal(head.begin(), head.end(), text.begin(), equal) ||
-      !std::equal(tail.rbegin(), tail.rend(), text.rbegin(), equal)) {
-    return false;
+  if (head == pattern.size()) return head == text.size();  // no '*': the whole text
+  std::size_t tail = 0;                                    // pattern[head] is '*': this stops there at the latest
+  for (; pattern[pattern.size() - 1 - tail] != '*'; ++tail) {
+    if (tail == text.size() - head || !equal(pattern[pattern.size() - 1 - tail], text[text.size() - 1 - tail])) {
+      return false;
+    }
   }
-  pattern = pattern.substr(first_star, last_star + 1 - first_star);
-  text = text.substr(head.size(), text.size() - head.size() - tail.size());
+  pattern = pattern.substr(head, pattern.size() - head - tail);
+  text = text.substr(head, text.size() - head - tail);
   std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
   while (t < text.size()) {
     if (p < pattern.size() && pattern[p] == '*') {

@@ -406,10 +406,16 @@ std::optional<std::string> checkpoint_destination(const CommandFacts& facts, con
                                bool flag) -> std::optional<std::string> {
     if (written.empty()) return std::nullopt;
     const bool listed = storage_flags.contains(name);
-    if (!listed && !other_output(name, flag)) return std::nullopt;
     const std::string value = expand_env_reference(written, env);
+    if (!listed) {
+      // Only a URL or a bucket's name makes a name that is not listed a destination: the
+      // value is looked at before the name's words, which cost more to read.
+      const bool url = has_scheme(value, policy);
+      if ((!url && !bucket_name(value)) || !other_output(name, flag)) return std::nullopt;
+      if (url) return value;
+      return save_bucket(name, value) ? std::optional<std::string>("bucket " + value) : std::nullopt;
+    }
     if (has_scheme(value, policy)) return value;
-    if (!listed) return save_bucket(name, value) ? std::optional<std::string>("bucket " + value) : std::nullopt;
     if (icontains(flag_name(name), "bucket")) return "bucket " + value;
     return set_outside(value, facts, env);
   };

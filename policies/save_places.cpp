@@ -197,7 +197,11 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
     return std::nullopt;
   };
   const auto local = [&](std::string_view name, std::string_view written) -> std::optional<std::string> {
-    if (written.empty() || icontains(flag_name(name), "bucket")) return std::nullopt;
+    // A one-byte value other than "." is no place (`--nproc-per-node=8`): said before the
+    // name is read (no expansion makes a reference of one byte).
+    if (written.empty() || (written.size() < 2 && written != ".") || icontains(flag_name(name), "bucket")) {
+      return std::nullopt;
+    }
     const bool listed = storage_flags.contains(name);
     if (!listed && (by_words || !local_save_name(name, policy))) return std::nullopt;
     const std::string value = expand(written);

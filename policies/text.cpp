@@ -1,9 +1,5 @@
 #include "policies/text.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -132,21 +128,6 @@ std::size_t printable_ascii_end(std::string_view text, std::size_t from) {
 
 std::size_t json_plain_end(std::string_view text, std::size_t from) {
   std::size_t i = from;
-#if defined(__SSE2__)
-  // Sixteen bytes at a time where SSE2 is there: every response's text goes through this.
-  // A control byte is one whose unsigned maximum with 0x1f is 0x1f.
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i controls = _mm_set1_epi8(0x1f);
-  for (; i + 16 <= text.size(); i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-    const __m128i special = _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, controls), controls),
-                                         _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
-    if (const int mask = _mm_movemask_epi8(special); mask != 0) {
-      return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
-    }
-  }
-#endif
   for (; i + 8 <= text.size(); i += 8) {
     const std::uint64_t x = load8(text.data() + i);
     if ((bytes_below(x, 0x20) | bytes_equal(x, '"') | bytes_equal(x, '\\')) != 0) break;

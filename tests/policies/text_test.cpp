@@ -149,9 +149,8 @@ TEST(Text, SanitizeOutputIsAlwaysCleanForEveryByte) {
 
 // ---------------------------------------------------------------- truncate_runes
 
-// The word-at-a-time scans (sixteen bytes at a time with SSE2, then eight) against the
-// byte-at-a-time rule they stand for: every byte value at every offset of a run longer
-// than two sixteen-byte blocks and a word, and a start inside the run.
+// The word-at-a-time scans against the byte-at-a-time rule they stand for: every byte
+// value at every offset of a run of several words, and a start inside the run.
 TEST(Text, WordScansFindTheFirstByteTheByteRuleFinds) {
   const auto printable = [](unsigned char b) { return b >= 0x20 && b < 0x7F; };
   const auto json_plain = [](unsigned char b) { return b >= 0x20 && b != '"' && b != '\\'; };

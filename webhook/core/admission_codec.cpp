@@ -1,5 +1,9 @@
 #include "webhook/core/admission_codec.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
@@ -278,10 +282,31 @@ namespace {
 // everything else, UTF-8 included, as it is), so answers did not change when the response
 // stopped going through the Writer, which handled a byte at a time. Runs of plain bytes
 // are copied whole. Responses are mostly the findings' text, where nothing needs escaping.
+// plain_end: json_plain_end, sixteen bytes at a time first where SSE2 is there (every
+// response's text goes through this). A control byte is one whose unsigned maximum with
+// 0x1f is 0x1f.
+std::size_t plain_end(std::string_view text, std::size_t from = 0) {
+  std::size_t i = from;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i controls = _mm_set1_epi8(0x1f);
+  for (; i + 16 <= text.size(); i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+    const __m128i special = _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, controls), controls),
+                                         _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
+    if (const int mask = _mm_movemask_epi8(special); mask != 0) {
+      return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    }
+  }
+#endif
+  return json_plain_end(text, i);
+}
+
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   std::size_t plain = 0;  // text[plain, i) is copied as it is, in one append
-  for (std::size_t i = json_plain_end(text); i < text.size(); i = json_plain_end(text, i + 1)) {
+  for (std::size_t i = plain_end(text); i < text.size(); i = plain_end(text, i + 1)) {
     const auto c = static_cast<unsigned char>(text[i]);
     out.append(text.data() + plain, i - plain);
     plain = i + 1;

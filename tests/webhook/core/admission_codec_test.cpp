@@ -706,6 +706,14 @@ TEST(EncodeResponse, WritesTheSameBytesRapidJsonsWriterDid) {
     samples.push_back(std::string(1, static_cast<char>(b)));
     samples.push_back("ab" + std::string(1, static_cast<char>(b)) + "cd");
   }
+  // Every byte value at offsets around the sixteen-byte blocks the plain-run scan reads.
+  for (int b = 0; b < 256; ++b) {
+    for (const std::size_t at : {0, 7, 15, 16, 17, 31, 32, 39}) {
+      std::string run(40, 'a');
+      run[at] = static_cast<char>(b);
+      samples.push_back(run);
+    }
+  }
   std::uint32_t state = 12345;
   const auto next = [&] { return state = state * 1103515245u + 12345u; };
   constexpr std::string_view kAlphabet = "aZ09 /\\\"\n\t\r\b\f\x01\x1f\x7f\xc3\xbc\xe2\x82\xac";

@@ -1185,6 +1185,11 @@ TEST(ServerTest, OneSourceCannotTakeEverySlot) {
   TestServer server(options);
   TlsClient first(server.port());
   first.handshake();
+  // The server dates a connection from the end of its own side of the handshake, which
+  // can come after the client's: on a loaded machine (CI under ASan) `second`'s came first
+  // and it was the one closed. A pause makes `first` the older on both sides.
+  wait_connections(server, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   TlsClient second(server.port());
   second.handshake();
   wait_connections(server, 2);

@@ -62,13 +62,13 @@ void append_joined(std::string& out, std::span<const std::string> items, std::st
   }
 }
 
+}  // namespace
+
 std::string join(std::span<const std::string> items, std::string_view separator) {
   std::string out;
   append_joined(out, items, separator);
   return out;
 }
-
-}  // namespace
 
 std::string truncate_runes(std::string_view text, std::size_t max_runes);
 

@@ -29,6 +29,9 @@ inline bool icontains(std::string_view text, std::string_view needle) {
 // again as it grows).
 std::string concat(std::initializer_list<std::string_view> pieces);
 
+// join: the items with `separator` between them (not before the first that adds text).
+std::string join(std::span<const std::string> items, std::string_view separator);
+
 // Decimal: an integer's digits without a string of their own (std::to_string allocates
 // when a message is built from pieces with concat).
 class Decimal {

@@ -23,12 +23,6 @@ void member(Writer& w, const char* key, std::string_view value) {
   write(w, value);
 }
 
-std::string join(std::span<const std::string> items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
-  return out;
-}
-
 // Result: one (object, check) row.
 struct Result {
   const char* result;  // pass | fail | skip

@@ -621,6 +621,24 @@ TEST(EncodeResponse, KeepsWarningOrderAndEveryAnnotation) {
   EXPECT_EQ(str(annotations["error"]), "e");
 }
 
+// More annotations than the encoder orders on its stack (16): the heap path writes them
+// sorted by key as well, each once.
+TEST(EncodeResponse, ManyAnnotationsAreWrittenSortedByKey) {
+  std::vector<std::string> keys;
+  for (int i = 39; i >= 0; --i) keys.push_back("k" + std::string(i < 10 ? "0" : "") + std::to_string(i));
+  AdmissionResponse r;
+  for (const auto& k : keys) r.audit_annotations.emplace_back(k, "v" + k);
+  const std::string body = encode_response("admission.k8s.io/v1", "u", r);
+  std::size_t at = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "\"k" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "\"";
+    const std::size_t next = body.find(key, at);
+    ASSERT_NE(next, std::string::npos) << key << " missing or out of order in " << body;
+    at = next;
+  }
+  EXPECT_EQ(parse_json(body)["response"]["auditAnnotations"].MemberCount(), 40u);
+}
+
 TEST(EncodeResponse, EscapesQuotesBackslashesAndControlCharactersEverywhere) {
   const std::string nasty = std::string("q\"b\\s/n\nt\tr\rnul") + '\0' + "\x01\x1f\x7f end";
   const std::string unicode = "\xC3\xBC \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80";

@@ -29,8 +29,8 @@ bool shell_setup_file(const CommandFacts& facts, std::size_t i) {
 // `ignored`: a word read out of each name before it is matched ("pretrained" for training
 // scripts: weights a program loads, not training; eval.clf.pretrained.folds.bash
 // evaluates, train.regr.pretrained.folds.bash trains).
-std::optional<std::string> word_hint(const CommandFacts& facts, const std::vector<std::string>& patterns,
-                                     bool flags = true, std::string_view ignored = {}) {
+std::optional<std::string> word_hint(const CommandFacts& facts, const PatternList& patterns, bool flags = true,
+                                     std::string_view ignored = {}) {
   std::string buffer;  // a name without `ignored`, reused; empty unless a name holds it
   const auto hit = [&](std::string_view text) {
     if (ignored.empty() || text.find(ignored) == std::string_view::npos) return matches(patterns, text);
@@ -113,7 +113,7 @@ std::string_view verb_of(const CommandFacts& facts, std::size_t i) {
 // program (`lm_eval` of `python -m lm_eval`), its subcommand (`vllm serve`,
 // `llamafactory-cli export`) or a script file (`eval.py`, `/opt/convert.sh`); not another
 // operand (a shell function named on_script_completion, a data path, a flag).
-bool names_what_runs(const CommandFacts& facts, const std::vector<std::string>& patterns) {
+bool names_what_runs(const CommandFacts& facts, const PatternList& patterns) {
   for (std::size_t i = 0; i < facts.programs.size(); ++i) {
     if (matches(patterns, facts.programs[i])) return true;
     if (const std::string_view verb = verb_of(facts, i); !verb.empty() && matches(patterns, verb)) return true;
@@ -331,29 +331,16 @@ struct FlagSwitch {
   std::string_view pattern;  // empty: a bare switch
   bool bare_dotted = true;
   std::int64_t max_count = 0;
-  char last = '\0';       // the name's last byte, folded ('\0': an empty name)
+  char last = '\0';       // PatternList::Entry::flag_last of the entry
   bool wildcard = false;  // the name has `*` (`*data*=synthetic*`): matched as a pattern
-  FlagSwitch(std::string_view entry, bool bare_dotted_flags, std::int64_t max = 0)
-      : name(entry), bare_dotted(bare_dotted_flags), max_count(max) {
+  FlagSwitch(std::string_view entry, char flag_last, bool bare_dotted_flags, std::int64_t max = 0)
+      : name(entry), bare_dotted(bare_dotted_flags), max_count(max), last(flag_last) {
     const auto eq = entry.find('=');
     if (eq != std::string_view::npos) {
       name = entry.substr(0, eq);
       pattern = entry.substr(eq + 1);
     }
     wildcard = name.find('*') != std::string_view::npos;
-    last = last_of(name, wildcard);
-  }
-  // last_of: the folded last byte every flag this entry's name matches ends with ('\0':
-  // no such byte, for a pattern or an empty name). switched tests it before parsing an
-  // entry whole.
-  static char last_of(std::string_view name, bool wildcard) {
-    // flag_name's key: `name` is already cut at its `=`, only its dashes go.
-    const bool only_dashes = name.find_first_not_of('-') == std::string_view::npos;
-    return only_dashes || wildcard ? '\0' : fold_flag_char(name.back());
-  }
-  static char last_of_entry(std::string_view entry) {
-    const std::string_view name = entry.substr(0, entry.find('='));
-    return last_of(name, name.find('*') != std::string_view::npos);
   }
   // names: the flag itself, or the last component of a dotted override
   // (`trainer.enable_checkpointing`, `+checkpoint.enable_checkpoint`).
@@ -409,8 +396,7 @@ struct WordFlag {
 
 // switched: the first flag, bare flag or env var that one of `entries` matches, as written.
 std::optional<std::string> switched(const CommandFacts& facts, const std::vector<EnvVar>& env,
-                                    const std::vector<std::string>& entries, bool bare_dotted,
-                                    std::int64_t max_count = 0) {
+                                    const PatternList& entries, bool bare_dotted, std::int64_t max_count = 0) {
   // Reused by each thread: this runs several times for every container of every review.
   thread_local std::vector<WordFlag> flags;
   flags.clear();
@@ -432,11 +418,11 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
   };
   for (const WordFlag& f : flags) end_of(f.key);
   for (const auto& e : env) end_of(FlagSwitch::key(e.name));
-  for (const auto& entry : entries) {
-    if (const char last = FlagSwitch::last_of_entry(entry); last != '\0' && !ends[static_cast<unsigned char>(last)]) {
-      continue;
-    }
-    const FlagSwitch sw(entry, bare_dotted, max_count);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    // The entry's last byte, known since the list was set, rejects most entries unparsed.
+    const char last = entries.compiled(i).flag_last;
+    if (last != '\0' && !ends[static_cast<unsigned char>(last)]) continue;
+    const FlagSwitch sw(entries[i], last, bare_dotted, max_count);
     for (const WordFlag& f : flags) {
       if (!sw.names_key(f.key)) continue;
       const std::string& w = facts.words[f.index];
@@ -514,7 +500,7 @@ std::optional<std::string> saves_only_when_told(const CommandFacts& facts, const
     // A flag that names where to save says the program was told to (or is a fork that
     // saves).
     if (told_where()) return std::nullopt;
-    const std::vector<std::string> told{entry.substr(eq + 1)};
+    const PatternList told{entry.substr(eq + 1)};
     if (switched(facts, env, told, true)) continue;
     return std::string(basename_view(*run)) + ", which saves only with --" + told.front() + " (not given)";
   }

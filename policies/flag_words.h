@@ -20,9 +20,6 @@ namespace kubegap {
 // of every command line against every hint of the policy.
 inline bool iequal(char a, char b) { return ascii_lower(a) == ascii_lower(b); }
 
-// fold_flag_char: a flag name's byte as normalized_flag makes it (`-` as `_`, lower case).
-inline char fold_flag_char(char c) { return c == '-' ? '_' : ascii_lower(c); }
-
 // FoldedFlag: a flag name's bytes as normalized_flag makes them, one at a time, without a
 // copy: `-` as `_`, lower case, and a camelCase name split at each hump (`numEpochs`,
 // a config file's or a Java-style flag's spelling, reads as `num_epochs`). The name ends
@@ -56,6 +53,7 @@ bool istarts_with(std::string_view text, std::string_view prefix);
 
 // matches: one of the wildcard `patterns` matches `text` (case-insensitively).
 bool matches(const std::vector<std::string>& patterns, std::string_view text);
+inline bool matches(const PatternList& patterns, std::string_view text) { return patterns.matches(text); }
 
 // flag_name: a word as a flag name: without leading dashes and any `=value`.
 std::string_view flag_name(std::string_view word);

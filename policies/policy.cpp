@@ -127,7 +127,7 @@ void set_default_hints(Policy& p) {  // data table
   // one without a command runs nothing (kwok and scheduler tests).
   for (const char* os :
        {"ubuntu", "debian", "busybox", "alpine", "centos", "fedora", "rockylinux", "almalinux", "amazonlinux"}) {
-    p.placeholder_commands.emplace_back(os);
+    p.placeholder_commands.push_back(os);
   }
   // Cluster nodes that wait for work: MPI workers (sshd), Ray nodes, Dask's scheduler and workers.
   p.cluster_daemons = {"sshd", "ray start", "dask-scheduler", "dask-worker", "dask scheduler", "dask worker"};

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "policies/pattern_list.h"
+
 namespace kubegap {
 
 // WorkloadClass: what a workload's pods do, which decides the checks that apply to them
@@ -107,11 +109,11 @@ struct RestartRow {
 // Wildcards as in acceleratorResources; flags are compared normalized (no leading
 // dashes, '-' as '_', lower case).
 struct TrainingHints {
-  std::vector<std::string> launchers;     // words: torchrun, deepspeed, ...
-  std::vector<std::string> flags;         // flag or env names: epochs, max_steps, ...
-  std::vector<std::string> scripts;       // words: *train*.py, *finetune*, ...
-  std::vector<std::string> verbs;         // subcommands that train: `fit` of LightningCLI, ...
-  std::vector<std::string> non_training;  // words that make a checkpoint path weak: *eval*, ...
+  PatternList launchers;     // words: torchrun, deepspeed, ...
+  PatternList flags;         // flag or env names: epochs, max_steps, ...
+  PatternList scripts;       // words: *train*.py, *finetune*, ...
+  PatternList verbs;         // subcommands that train: `fit` of LightningCLI, ...
+  PatternList non_training;  // words that make a checkpoint path weak: *eval*, ...
 
   bool operator==(const TrainingHints&) const = default;
 };
@@ -122,9 +124,9 @@ struct TrainingHints {
 // (`--saving_folder`, `MODEL_SAVE_PATH`; not `RESUME_CHECKPOINT_DIR`). With an
 // object-storage URL as the value, a last word ending in `bucket` counts too.
 struct SavePlaceNames {
-  std::vector<std::string> saves;   // save, checkpoint, output, ...
-  std::vector<std::string> places;  // dir, folder, path, ...
-  std::vector<std::string> reads;   // words of a place read or kept for other things: resume, data, log, ...
+  PatternList saves;   // save, checkpoint, output, ...
+  PatternList places;  // dir, folder, path, ...
+  PatternList reads;   // words of a place read or kept for other things: resume, data, log, ...
 
   bool operator==(const SavePlaceNames&) const = default;
 };
@@ -135,10 +137,10 @@ struct SavePlaceNames {
 // into it is the value of a name with a word of `readers` (and none of `writers` or of
 // save_place_names.saves).
 struct InputVolumes {
-  std::vector<std::string> names;    // data, dataset, cache, ...
-  std::vector<std::string> keeps;    // model, output, workspace, home, ...
-  std::vector<std::string> readers;  // words of a flag or env name that reads its path: data, cache, name, ...
-  std::vector<std::string> writers;  // words that outrank them: the name writes there (log, metrics, run, ...)
+  PatternList names;    // data, dataset, cache, ...
+  PatternList keeps;    // model, output, workspace, home, ...
+  PatternList readers;  // words of a flag or env name that reads its path: data, cache, name, ...
+  PatternList writers;  // words that outrank them: the name writes there (log, metrics, run, ...)
 
   bool operator==(const InputVolumes&) const = default;
 };
@@ -193,17 +195,17 @@ struct Policy {
   std::vector<std::string> enabled_checks;
   // Extended resource names that make a pod an accelerator pod; `*` matches any run of
   // characters ("nvidia.com/mig-*").
-  std::vector<std::string> accelerator_resources;
+  PatternList accelerator_resources;
   // DRA device class names (`*` as above) whose claims make a pod an accelerator pod.
-  std::vector<std::string> accelerator_device_classes;
+  PatternList accelerator_device_classes;
   // Pod annotation keys that request a share of a GPU (fractional-GPU schedulers).
-  std::vector<std::string> accelerator_annotations;
+  PatternList accelerator_annotations;
   // A pod carrying any of these label keys belongs to a training framework.
-  std::vector<std::string> framework_labels;
+  PatternList framework_labels;
   // Inline CSI drivers whose volumes outlive the pod.
-  std::vector<std::string> durable_csi_drivers;
+  PatternList durable_csi_drivers;
   // Taint keys that GPU health agents put on nodes with a failed GPU.
-  std::vector<std::string> gpu_fault_taints;
+  PatternList gpu_fault_taints;
   // A not-ready/unreachable NoExecute toleration must be strictly below this many
   // seconds. 300 is the API server's DefaultTolerationSeconds, which every pod without
   // its own toleration gets, so the default flags exactly the pods nobody tuned.
@@ -219,63 +221,63 @@ struct Policy {
   // a throughput measurement: a few minutes, nothing worth keeping (a diagnostic).
   std::int64_t short_run_max_steps = 100;
   // Objects in these namespaces are not evaluated.
-  std::vector<std::string> excluded_namespaces;
+  PatternList excluded_namespaces;
   // Substrings of a mount path that suggest it holds checkpoints.
-  std::vector<std::string> checkpoint_path_hints;
+  PatternList checkpoint_path_hints;
   // Evidence of training in commands and env (auto class, diagnostics).
   TrainingHints training_hints;
   // Words of accelerator diagnostics and benchmarks (nvidia-smi, all_reduce_perf, ...).
-  std::vector<std::string> diagnostic_hints;
+  PatternList diagnostic_hints;
   // Programs that hold a placeholder and do nothing (sleep, echo, pause, ...).
-  std::vector<std::string> placeholder_commands;
+  PatternList placeholder_commands;
   // Words of an object's name that say it is a smoke test or a check (`smoke`, `toy`,
   // `bringup`): its parts are diagnostic, unless a word of the name holds "train".
-  std::vector<std::string> diagnostic_names;
+  PatternList diagnostic_names;
   // Programs that start a node of a cluster and wait for work ("sshd", "ray start": a
   // program and its first word): a part that only runs these has no say of its own, and
   // an object whose every part only runs them has no workload (clusterDaemons).
-  std::vector<std::string> cluster_daemons;
+  PatternList cluster_daemons;
   // Inference servers ("vllm serve", "sglang.launch_server"; matched like
   // cluster_daemons): a part that starts one and shows no strong training evidence serves,
   // in any kind (an offline batch-inference JobSet with a vLLM sidecar).
-  std::vector<std::string> serving_programs;
+  PatternList serving_programs;
   // Images whose own entrypoint starts an inference server ("vllm/vllm-openai:*"): a
   // container of one that gives no command serves (servingImages).
-  std::vector<std::string> serving_images;
+  PatternList serving_images;
   // Flags or env values that switch checkpointing off ("enable_checkpointing=false", or a
   // bare flag "no_save"): a run that saves nothing on purpose has nothing to lose.
-  std::vector<std::string> checkpointing_off;
+  PatternList checkpointing_off;
   // Flags or settings that say the program saves anyway, outranking a checkpointing_off
   // match ("create_checkpoint_callback=true": NeMo's exp_manager adds its own checkpoint
   // callback and needs the trainer's enable_checkpointing off for it).
-  std::vector<std::string> checkpointing_on;
+  PatternList checkpointing_on;
   // Programs that save only when a flag tells them to ("mnist.py=save_model": Kubeflow's
   // MNIST example saves its model only with --save-model): run without it, they keep
   // nothing, like checkpointing_off.
-  std::vector<std::string> saves_only_with;
+  PatternList saves_only_with;
   // Where programs save when nothing tells them ("PROGRAM=PLACE [FLAG...]": Horovod's
   // keras_mnist.py writes ./checkpoint-{epoch}.h5 in its working directory): the place a
   // run saves to when its command names none (save_places.h, save_path).
-  std::vector<std::string> saves_by_default;
+  PatternList saves_by_default;
   // Programs with no code that saves (Katib's ENAS trial RunTrial.py): run without a
   // checkpointStorageFlags flag, they keep nothing, like checkpoint_off.
-  std::vector<std::string> saves_nothing;
+  PatternList saves_nothing;
   // Flags of synthetic-data throughput benchmarks ("use_synthetic_data", or
   // "data=synthetic*"): such a run is a diagnostic, whatever else it says.
-  std::vector<std::string> benchmark_flags;
+  PatternList benchmark_flags;
   // Flags that set a run's length in steps ("max_steps", "max_duration=#ba": `#` is the
   // count): one at most short_run_max_steps makes the run a diagnostic.
-  std::vector<std::string> short_run_flags;
+  PatternList short_run_flags;
   // Benchmark programs (words, wildcards as above): a diagnostic even with training flags.
-  std::vector<std::string> benchmark_programs;
+  PatternList benchmark_programs;
   // Flag and env names whose object-storage value is where checkpoints go.
-  std::vector<std::string> checkpoint_storage_flags;
+  PatternList checkpoint_storage_flags;
   // Other flag and env names read as where checkpoints go, by their words.
   SavePlaceNames save_place_names;
   // Durable volumes that hold only what the job reads, by their names and uses.
   InputVolumes input_volumes;
   // URL schemes of object storage (gs://, s3://, ...).
-  std::vector<std::string> object_storage_schemes;
+  PatternList object_storage_schemes;
   // The kinds whose pods or pod templates are evaluated. Pod is one of them.
   std::vector<WorkloadKind> workload_kinds;
   // `check` judges an object of a kind with no row like a Job, at the pod templates found
@@ -314,8 +316,6 @@ const Policy& default_policy();
 
 // wildcard_match: `pattern` with `*` matching any (possibly empty) run of characters.
 bool wildcard_match(const std::string& pattern, const std::string& text);
-// ascii_lower: 'A'-'Z' to 'a'-'z', every other byte unchanged (no locale).
-inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // wildcard_match_icase_loop: wildcard_match_icase past its first- and last-byte test
 // (it does not test them again).

@@ -18,8 +18,8 @@ namespace {
 
 // plain_list: the Policy member that the key's plain list of strings replaces, or
 // nullptr when the key is not one of those.
-std::vector<std::string> Policy::*plain_list(std::string_view key) {
-  static constexpr std::array<std::pair<std::string_view, std::vector<std::string> Policy::*>, 24> kLists = {{
+PatternList Policy::*plain_list(std::string_view key) {
+  static constexpr std::array<std::pair<std::string_view, PatternList Policy::*>, 24> kLists = {{
       {"acceleratorResources", &Policy::accelerator_resources},
       {"acceleratorDeviceClasses", &Policy::accelerator_device_classes},
       {"acceleratorAnnotations", &Policy::accelerator_annotations},
@@ -141,7 +141,7 @@ class PolicyParser {
   // ListField: one key of a mapping of string lists (trainingHints, savePlaceNames).
   struct ListField {
     std::string_view name;
-    std::vector<std::string>* list;
+    PatternList* list;
   };
 
   // string_lists: reads a mapping of string lists into `fields`; a key left out keeps its

@@ -30,9 +30,9 @@ using kubegap::Policy;
 // If Policy gains a field, this fails: add it to expect_same_policy, the loader and
 // policies/default-policy.yaml.
 static_assert(sizeof(Policy) ==
-                  25 * sizeof(std::vector<std::string>) + sizeof(kubegap::TrainingHints) +
-                      sizeof(kubegap::SavePlaceNames) + sizeof(kubegap::InputVolumes) + 4 * sizeof(std::int64_t) +
-                      sizeof(std::vector<kubegap::WorkloadKind>) +
+                  sizeof(std::vector<std::string>) /* enabled_checks */ + 24 * sizeof(kubegap::PatternList) +
+                      sizeof(kubegap::TrainingHints) + sizeof(kubegap::SavePlaceNames) + sizeof(kubegap::InputVolumes) +
+                      4 * sizeof(std::int64_t) + sizeof(std::vector<kubegap::WorkloadKind>) +
                       sizeof(std::int64_t) /* judge_unlisted_kinds and judge_cpu_training, bools padded */ +
                       sizeof(std::vector<std::pair<std::string, std::string>>) +
                       sizeof(std::map<kubegap::WorkloadClass, std::vector<std::string>>) +

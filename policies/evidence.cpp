@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <set>
 
 #include "policies/flag_words.h"
@@ -392,6 +393,7 @@ struct WordFlag {
   std::string_view value;  // joined: what follows '='
   std::size_t index = 0;   // in facts.words
   bool joined = false;
+  std::uint64_t bytes = 0;  // byte_mask of the key
 };
 
 // switched: the first flag, bare flag or env var that one of `entries` matches, as written.
@@ -404,9 +406,11 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
     const std::string_view w = facts.words[i];
     const auto eq = w.find('=');
     if (eq != std::string_view::npos && eq > 0) {
-      flags.push_back({FlagSwitch::key(w.substr(0, eq)), w.substr(eq + 1), i, true});
+      const std::string_view key = FlagSwitch::key(w.substr(0, eq));
+      flags.push_back({key, w.substr(eq + 1), i, true, byte_mask(key)});
     } else if (w.size() >= 2 && w.front() == '-') {
-      flags.push_back({FlagSwitch::key(w), {}, i, false});
+      const std::string_view key = FlagSwitch::key(w);
+      flags.push_back({key, {}, i, false, byte_mask(key)});
     }
   }
   // The folded last bytes that end a flag's or an env var's name here: an entry whose
@@ -423,8 +427,9 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
     const char last = entries.compiled(i).flag_last;
     if (last != '\0' && !ends[static_cast<unsigned char>(last)]) continue;
     const FlagSwitch sw(entries[i], last, bare_dotted, max_count);
+    const std::uint64_t name_bytes = entries.compiled(i).flag_name_bytes;
     for (const WordFlag& f : flags) {
-      if (!sw.names_key(f.key)) continue;
+      if ((name_bytes & ~f.bytes) != 0 || !sw.names_key(f.key)) continue;
       const std::string& w = facts.words[f.index];
       if (f.joined) {
         if (sw.accepts(f.value)) return w;

@@ -773,6 +773,11 @@ TEST(Evidence, SyntheticBenchmarksOutrankTraining) {
   EXPECT_EQ(bench({"python", "main.py", "dataset_type=synthetic"}), "benchmark flag dataset_type=synthetic");
   EXPECT_EQ(bench({"python", "gpt.py", "model.data.data_impl=mock"}), "benchmark flag model.data.data_impl=mock");
   EXPECT_EQ(bench({"python", "main.py", "--dataSource=Fake"}), "benchmark flag --dataSource=Fake");
+  // Every spelling of a listed flag (each entry's name is tested first by the bytes a flag
+  // must hold: its underscores may be dashes or camelCase humps, its case any).
+  EXPECT_EQ(bench({"python", "main.py", "--useSyntheticData"}), "benchmark flag --useSyntheticData");
+  EXPECT_EQ(bench({"python", "main.py", "--USE-SYNTHETIC-DATA"}), "benchmark flag --USE-SYNTHETIC-DATA");
+  EXPECT_EQ(bench({"python", "main.py", "--trainDataKind", "Dummy"}), "benchmark flag --trainDataKind Dummy");
   EXPECT_FALSE(bench({"torchrun", "train.py", "--data-dir", "/data/synthetic", "--dataset", "imagenet"}));
   EXPECT_FALSE(bench({"torchrun", "train.py", "--mode", "synthetic"}));
   // Only the exact word: a value that starts with one is real data.

@@ -427,7 +427,7 @@ std::optional<std::string> switched(const CommandFacts& facts, const std::vector
     const char last = entries.compiled(i).flag_last;
     if (last != '\0' && !ends[static_cast<unsigned char>(last)]) continue;
     const FlagSwitch sw(entries[i], last, bare_dotted, max_count);
-    const std::uint64_t name_bytes = entries.compiled(i).flag_name_bytes;
+    const std::uint64_t name_bytes = entries.compiled(i).name_bytes;
     for (const WordFlag& f : flags) {
       if ((name_bytes & ~f.bytes) != 0 || !sw.names_key(f.key)) continue;
       const std::string& w = facts.words[f.index];

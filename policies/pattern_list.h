@@ -39,10 +39,10 @@ class PatternList {
     // As a flag entry ("name" or "name=pattern"): the folded last byte of every flag its
     // name can name; '\0' when that is not one byte (a `*` in the name, or no name).
     char flag_last = '\0';
-    // byte_mask of the bytes of its name that every flag it names holds, whatever its
-    // spelling: all but `*`, `_` and `-` (a flag's dashes, underscores and camelCase
-    // humps all fold to `_`).
-    std::uint64_t flag_name_bytes = 0;
+    // byte_mask of the bytes before its `=` (a flag entry's name, the program of a
+    // savesByDefault entry) that every text it names holds, whatever its spelling: all but
+    // `*`, `_` and `-` (a flag's dashes, underscores and camelCase humps all fold to `_`).
+    std::uint64_t name_bytes = 0;
   };
   // The standard container's names, so generic code (and GoogleTest's printer) reads it.
   using value_type = std::string;                                   // NOLINT(readability-identifier-naming)

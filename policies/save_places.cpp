@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 
 #include "policies/flag_words.h"
 #include "policies/text.h"
@@ -273,7 +274,13 @@ const std::string* saves_by_default_entry(std::string_view word, std::string_vie
   const std::string_view base = basename_view(word);
   const char firsts[] = {ascii_lower(word.front()), base.empty() ? '\0' : ascii_lower(base.front()),
                          script.empty() ? '\0' : ascii_lower(script.front())};
-  for (const auto& entry : policy.saves_by_default) {
+  // The bytes of a program a word or its script can be (its name's bytes, as
+  // PatternList keeps them: all but `*`, `_` and `-`).
+  const std::uint64_t have = byte_mask(word) | byte_mask(script);
+  const PatternList& entries = policy.saves_by_default;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string& entry = entries[i];
+    if ((entries.compiled(i).name_bytes & ~have) != 0) continue;
     if (!entry.empty() && entry.front() != '*' &&
         std::find(std::begin(firsts), std::end(firsts), ascii_lower(entry.front())) == std::end(firsts)) {
       continue;

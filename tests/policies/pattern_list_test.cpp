@@ -76,8 +76,8 @@ TEST(PatternList, FlagEntriesKnowTheLastByteOfTheirName) {
   EXPECT_EQ(PatternList{"dry-run-"}.compiled(0).flag_last, '_');
   // The bytes every spelling of the name holds: not its dashes, underscores or `*`, nor
   // anything of its value.
-  EXPECT_EQ(PatternList{"--Save_Dir=x*"}.compiled(0).flag_name_bytes, byte_mask("savedir"));
-  EXPECT_EQ(PatternList{"*data*=synthetic"}.compiled(0).flag_name_bytes, byte_mask("data"));
+  EXPECT_EQ(PatternList{"--Save_Dir=x*"}.compiled(0).name_bytes, byte_mask("savedir"));
+  EXPECT_EQ(PatternList{"*data*=synthetic"}.compiled(0).name_bytes, byte_mask("data"));
 }
 
 // Every way of setting the list recomputes what it knows of its entries: a stale mask

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,25 +90,32 @@ std::vector<FlagValue> flag_values(const std::vector<std::string>& words);
 // NameSet: a policy list of flag names; a word is in it when it names one of them.
 class NameSet {
  public:
-  explicit NameSet(const std::vector<std::string>& names) : names_(names) {}
+  explicit NameSet(const PatternList& names) : names_(names) {}
   // A dotted override (`--config.num_train_steps=10`, Hydra's `trainer.max_epochs=3`)
   // names its last component too.
   bool contains(std::string_view word) const {
     std::string_view last = flag_name(word);
     const auto dot = last.rfind('.');
     last = dot == std::string_view::npos ? std::string_view() : last.substr(dot + 1);
-    // same_flag's first-byte test, with the word's side read once, not once per name.
+    // same_flag's first-byte test, with the word's side read once, not once per name; and
+    // before it the bytes a name needs (its last component's are the word's too).
+    const std::uint64_t have = byte_mask(word);
     const char word_initial = flag_initial(word);
     const char last_initial = last.empty() ? '\0' : flag_initial(last);
-    return std::any_of(names_.begin(), names_.end(), [&](const std::string& n) {
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      if ((names_.compiled(i).name_bytes & ~have) != 0) continue;
+      const std::string& n = names_[i];
       const char initial = flag_initial(n);
-      return (initial == word_initial && same_flag_folded(n, word)) ||
-             (!last.empty() && initial == last_initial && same_flag_folded(n, last));
-    });
+      if ((initial == word_initial && same_flag_folded(n, word)) ||
+          (!last.empty() && initial == last_initial && same_flag_folded(n, last))) {
+        return true;
+      }
+    }
+    return false;
   }
 
  private:
-  const std::vector<std::string>& names_;
+  const PatternList& names_;
 };
 
 // has_scheme: the value is an object-storage URL (policy objectStorageSchemes).

@@ -303,6 +303,8 @@ std::size_t plain_end(std::string_view text, std::size_t from = 0) {
   return json_plain_end(text, i);
 }
 
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   std::size_t plain = 0;  // text[plain, i) is copied as it is, in one append
@@ -343,8 +345,6 @@ void append_json_string(std::string& out, std::string_view text) {
   out.append(text.data() + plain, text.size() - plain);
   out += '"';
 }
-
-}  // namespace
 
 std::string encode_response(std::string_view api_version, std::string_view uid, const AdmissionResponse& response) {
   // One allocation: the text plus room for its quotes and a few escapes.

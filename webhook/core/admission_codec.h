@@ -68,6 +68,10 @@ struct AdmissionResponse {
 
 std::string encode_response(std::string_view api_version, std::string_view uid, const AdmissionResponse& response);
 
+// append_json_string: `text` as a JSON string, escaped byte for byte as RapidJSON's
+// Writer escapes it (responses and JSON log lines are written with it).
+void append_json_string(std::string& out, std::string_view text);
+
 // encode_error: {"error": message} for 4xx answers.
 std::string encode_error(std::string_view message);
 

@@ -1,13 +1,16 @@
 #include "webhook/telemetry/logging.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <spdlog/sinks/base_sink.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <mutex>
+#include <string>
+
+#include "policies/text.h"
+#include "webhook/core/admission_codec.h"
 
 namespace kubegap {
 namespace {
@@ -48,31 +51,34 @@ class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::string buffer_;
 };
 
-// clip: a field no longer than kMaxFieldBytes. Fields carry request text (a review's
-// uid, names): one request must not write megabytes of log. Cut on a UTF-8 boundary.
+// clipped: a field's value no longer than kMaxFieldBytes, in `out` when it must be cut.
+// Fields carry request text (a review's uid, names): one request must not write
+// megabytes of log. Cut on a UTF-8 boundary.
 constexpr std::size_t kMaxFieldBytes = 512;
-LogField clip(const LogField& field) {
+std::string_view clipped(std::string_view value, std::string& out) {
+  if (value.size() <= kMaxFieldBytes) return value;
   std::size_t cut = kMaxFieldBytes;
-  while (cut > 0 && (static_cast<unsigned char>(field.value[cut]) & 0xC0) == 0x80) --cut;
-  return {field.key, field.value.substr(0, cut) + "...(" + std::to_string(field.value.size()) + " bytes)", true};
+  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+  out = concat({value.substr(0, cut), "...(", Decimal(static_cast<std::int64_t>(value.size())).view(), " bytes)"});
+  return out;
 }
 
-// text_value: quotes values with spaces, quotes or control characters, logfmt style.
-std::string text_value(const LogField& field) {
+// append_text_value: the value logfmt style, quoted when it has spaces, quotes or
+// control characters (a number never is).
+void append_text_value(std::string& out, std::string_view value, bool quoted) {
   const bool plain =
-      !field.value.empty() && field.value.find_first_of(" \"=\\") == std::string::npos &&
-      std::none_of(field.value.begin(), field.value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
-  if (plain || !field.quoted) return field.value;
-  std::string out = "\"";
-  for (const char c : field.value) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += '?';
-    } else {
-      out += c;
-    }
+      !value.empty() && value.find_first_of(" \"=\\") == std::string_view::npos &&
+      std::none_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (plain || !quoted) {
+    out += value;
+    return;
   }
-  return out + "\"";
+  out += '"';
+  for (const char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  }
+  out += '"';
 }
 
 }  // namespace
@@ -97,30 +103,32 @@ bool configure_logging(std::string_view level, LogFormat format) {
 
 void log_event(spdlog::level::level_enum level, std::string_view message, std::initializer_list<LogField> fields) {
   if (!spdlog::should_log(level)) return;
-  std::string line;
+  // Reused by the thread: a line is written for every review.
+  thread_local std::string line;
+  std::string cut;  // a field's value when it is clipped
+  line.clear();
   if (g_format == LogFormat::kJson) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    w.StartObject();  // written as members only: the pattern supplies the braces
-    w.Key("msg");
-    w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
-    LogField clipped;
-    for (const auto& given : fields) {
-      const LogField& field = given.value.size() <= kMaxFieldBytes ? given : (clipped = clip(given));
-      w.Key(field.key.data(), static_cast<rapidjson::SizeType>(field.key.size()));
+    // Members only, as RapidJSON's Writer wrote them: the pattern supplies the braces.
+    line += R"("msg":)";
+    append_json_string(line, message);
+    for (const auto& field : fields) {
+      line += ',';
+      append_json_string(line, field.key);
+      line += ':';
+      const std::string_view value = clipped(field.value, cut);
       if (field.quoted) {
-        w.String(field.value.data(), static_cast<rapidjson::SizeType>(field.value.size()));
+        append_json_string(line, value);
       } else {
-        w.RawValue(field.value.data(), field.value.size(), rapidjson::kNumberType);
+        line += value;
       }
     }
-    w.EndObject();
-    line.assign(buffer.GetString() + 1, buffer.GetSize() - 2);  // strip the outer braces
   } else {
-    line = message;
+    line += message;
     for (const auto& field : fields) {
-      line +=
-          " " + std::string(field.key) + "=" + text_value(field.value.size() <= kMaxFieldBytes ? field : clip(field));
+      line += ' ';
+      line += field.key;
+      line += '=';
+      append_text_value(line, clipped(field.value, cut), field.quoted);
     }
   }
   spdlog::log(level, "{}", line);

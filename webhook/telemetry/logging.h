@@ -18,9 +18,11 @@ enum class LogFormat { kText, kJson };
 // what is pending, e.g. after "serving" so that whoever waits for it sees it.
 bool configure_logging(std::string_view level, LogFormat format);
 
+// A field's value is a view: log_event writes the line before it returns, so a
+// temporary given in its field list (`std::to_string(status)`) lives long enough.
 struct LogField {
   std::string_view key;
-  std::string value;
+  std::string_view value;
   bool quoted = true;  // false for numbers
 };
 

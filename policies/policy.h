@@ -314,8 +314,19 @@ std::vector<WorkloadKind> default_workload_kinds();
 // default_policy: the compiled-in defaults (policies/default-policy.yaml documents them).
 const Policy& default_policy();
 
-// wildcard_match: `pattern` with `*` matching any (possibly empty) run of characters.
-bool wildcard_match(const std::string& pattern, const std::string& text);
+// wildcard_match_loop: wildcard_match past its first- and last-byte test.
+bool wildcard_match_loop(std::string_view pattern, std::string_view text);
+
+// wildcard_match: `pattern` with `*` matching any (possibly empty) run of characters. A
+// literal first or last pattern byte must be the text's: that test, inline, ends most
+// pairs without a call (every resource name of a review against every accelerator entry).
+inline bool wildcard_match(std::string_view pattern, std::string_view text) {
+  if (!pattern.empty()) {
+    if (pattern.front() != '*' && (text.empty() || pattern.front() != text.front())) return false;
+    if (pattern.back() != '*' && (text.empty() || pattern.back() != text.back())) return false;
+  }
+  return wildcard_match_loop(pattern, text);
+}
 
 // wildcard_match_icase_loop: wildcard_match_icase past its first- and last-byte test
 // (it does not test them again).

@@ -55,8 +55,7 @@ PatternList::Entry PatternList::compile(std::string_view entry) {
   const bool wildcard = name.find('*') != std::string_view::npos;
   out.flag_last = only_dashes || wildcard ? '\0' : fold_flag_char(name.back());
   for (const char c : name) {
-    if (c != '*' && c != '_' && c != '-')
-      out.name_bytes |= std::uint64_t{1} << kBit[static_cast<unsigned char>(c)];
+    if (c != '*' && c != '_' && c != '-') out.name_bytes |= std::uint64_t{1} << kBit[static_cast<unsigned char>(c)];
   }
   return out;
 }

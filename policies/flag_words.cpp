@@ -31,11 +31,6 @@ bool istarts_with(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), text.begin(), iequal);
 }
 
-bool matches(const std::vector<std::string>& patterns, std::string_view text) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return wildcard_match_icase(p, text); });
-}
-
 std::string_view flag_name(std::string_view word) {
   const auto eq = word.find('=');
   if (eq != std::string_view::npos) word = word.substr(0, eq);

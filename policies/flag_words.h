@@ -53,7 +53,6 @@ class FoldedFlag {
 bool istarts_with(std::string_view text, std::string_view prefix);
 
 // matches: one of the wildcard `patterns` matches `text` (case-insensitively).
-bool matches(const std::vector<std::string>& patterns, std::string_view text);
 inline bool matches(const PatternList& patterns, std::string_view text) { return patterns.matches(text); }
 
 // flag_name: a word as a flag name: without leading dashes and any `=value`.

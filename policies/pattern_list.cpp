@@ -25,6 +25,15 @@ constexpr auto kBit = [] {
   return bit;
 }();
 
+// mask_without: byte_mask of `text` without the bytes in `skipped`.
+std::uint64_t mask_without(std::string_view text, std::string_view skipped) {
+  std::uint64_t mask = 0;
+  for (const char c : text) {
+    if (skipped.find(c) == std::string_view::npos) mask |= std::uint64_t{1} << kBit[static_cast<unsigned char>(c)];
+  }
+  return mask;
+}
+
 }  // namespace
 
 std::uint64_t byte_mask(std::string_view text) {
@@ -45,18 +54,14 @@ void PatternList::push_back(std::string entry) {
 
 PatternList::Entry PatternList::compile(std::string_view entry) {
   Entry out;
-  for (const char c : entry) {
-    if (c != '*') out.bytes |= std::uint64_t{1} << kBit[static_cast<unsigned char>(c)];
-  }
+  out.bytes = mask_without(entry, "*");
   // As a flag entry: its name is what comes before its `=`, read without leading dashes
   // (flag_name); a name with `*` is a pattern, which ends in no one byte.
   const std::string_view name = entry.substr(0, entry.find('='));
   const bool only_dashes = name.find_first_not_of('-') == std::string_view::npos;
   const bool wildcard = name.find('*') != std::string_view::npos;
   out.flag_last = only_dashes || wildcard ? '\0' : fold_flag_char(name.back());
-  for (const char c : name) {
-    if (c != '*' && c != '_' && c != '-') out.name_bytes |= std::uint64_t{1} << kBit[static_cast<unsigned char>(c)];
-  }
+  out.name_bytes = mask_without(name, "*_-");
   return out;
 }
 

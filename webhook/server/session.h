@@ -149,7 +149,7 @@ class Session {
   net::awaitable<void> run() {
     Ops::expire_after(stream_, ctx_.options.handshake_timeout);
     if (auto ec = co_await Ops::handshake(stream_); ec) {
-      if (!is_quiet_close(ec)) {
+      if (!is_quiet_close(ec) && !state_.evicting.load()) {  // an eviction is counted as one
         ctx_.metrics.tls_handshake_failed();
         log_event(spdlog::level::debug, "tls handshake failed", {{"error", ec.message()}});
       }
@@ -159,7 +159,9 @@ class Session {
     // idle timeout to start and the header timeout to finish their header.
     std::optional<std::chrono::steady_clock::time_point> first_deadline =
         std::chrono::steady_clock::now() + ctx_.options.first_request_timeout;
-    state_.enter(Phase::kFresh);
+    // Still kFresh, and since accept rather than since now: the handshake is part of the
+    // silence, and "the oldest" is then the connection accepted first, whichever of two
+    // handshakes the I/O threads happened to finish first.
     beast::flat_buffer buffer;
     bool keep_alive = true;
     // A connection's first request is served even when shutdown began meanwhile: its

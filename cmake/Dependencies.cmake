@@ -26,6 +26,18 @@ if(RAPIDJSON_INCLUDE_DIRS)
 endif()
 kubegap_require(RAPIDJSON_FOUND "RapidJSON" rapidjson-dev)
 
+# mimalloc: the allocator of a build without a sanitizer (a sanitizer brings its own).
+# A review makes some 130 small allocations at the server; mimalloc's are cheaper than
+# glibc's: 239k -> 224k instructions per review request, 0.40-0.43 -> 0.44-0.45 of nginx
+# (docs/performance.md). KUBEGAP_USE_MIMALLOC is what the build decided.
+option(KUBEGAP_MIMALLOC "Link the executable with mimalloc (libmimalloc-dev); ignored under a sanitizer or fuzzing" ON)
+set(KUBEGAP_USE_MIMALLOC OFF)
+if(KUBEGAP_MIMALLOC AND NOT KUBEGAP_SANITIZE AND NOT KUBEGAP_TSAN AND NOT KUBEGAP_FUZZ)
+  find_package(mimalloc CONFIG QUIET)
+  kubegap_require(mimalloc_FOUND "mimalloc" libmimalloc-dev)
+  set(KUBEGAP_USE_MIMALLOC ON)
+endif()
+
 if(KUBEGAP_BUILD_TESTS)
   find_package(GTest QUIET)
   kubegap_require(GTest_FOUND "GoogleTest" "libgtest-dev libgmock-dev")

@@ -17,7 +17,7 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 # The external libraries by the first component of their include path.
 EXTERNAL = {"boost": "boost", "openssl": "openssl", "rapidjson": "rapidjson", "yaml-cpp": "yaml-cpp",
-            "spdlog": "spdlog", "fmt": "spdlog"}
+            "spdlog": "spdlog", "fmt": "spdlog", "mimalloc.h": "mimalloc"}
 # Headers of libraries that are neither the standard library nor ours: what a file that
 # links nothing may not include (the standard library's headers have no directory, or are
 # C headers, which policies/ does not need).

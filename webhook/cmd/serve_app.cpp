@@ -7,11 +7,9 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <mutex>
 
+#include "webhook/cmd/allocator.h"
 #include "webhook/core/build_info.h"
 #include "webhook/core/cluster_state_file.h"
 #include "webhook/core/memory_budget.h"
@@ -75,24 +73,8 @@ void ServeApp::open_cluster_view() {
   cluster_ = std::move(live);
 }
 
-namespace {
-// map_large_buffers: every allocation of 1 MiB or more (a large body, its decode copy, the
-// decoder's stack) is mapped on its own and returned to the kernel when freed. glibc
-// otherwise raises its threshold after the first such free, and later ones come from the
-// heap of whichever worker thread asked: each thread's heap then keeps its own copy of a
-// burst, and two of them took RSS 40 MiB past the memory budget (abuse_memory). Setting
-// the threshold also stops glibc from moving it. (Under a sanitizer its own allocator is in
-// charge and mallopt does nothing; there is nothing to report.)
-void map_large_buffers() {
-#if defined(__GLIBC__)
-  constexpr int kMapFrom = 1 << 20;
-  mallopt(M_MMAP_THRESHOLD, kMapFrom);
-#endif
-}
-}  // namespace
-
 int ServeApp::run() {
-  map_large_buffers();
+  tune_allocator_for_serving();
   start();
   run_loops();
   spdlog::default_logger()->flush();
@@ -133,6 +115,7 @@ void ServeApp::log_serving(const net::ip::tcp::endpoint& bound, const net::ip::t
              {"cluster_view", cluster_source_},
              {"background_audit", audit_ ? "every " + std::to_string(config_.audit.interval.count()) + " s" : "off"},
              {"threads", std::to_string(config_.threads), false},
+             {"allocator", allocator_name()},
              {"memory_budget", std::to_string(budget), false}});
   // A budget the container cannot hold (a small limit with a large --max-body-bytes, or
   // an explicit --memory-budget) defeats its purpose: say so where the operator looks.

@@ -50,7 +50,8 @@ WebhookServer::WebhookServer(net::io_context& ioc, const ServerTlsStore& tls, co
       budget_(std::make_shared<MemoryBudget>(
           options_.memory_budget != 0 ? options_.memory_budget
                                       : default_memory_budget(container_memory_limit(), options_.body_limit))),
-      acceptor_(net::make_strand(ioc)) {
+      acceptor_(net::make_strand(ioc)),
+      tick_(ioc) {
   metrics_.watch_memory_budget(budget_);
 }
 
@@ -120,7 +121,23 @@ tcp::endpoint WebhookServer::listen() {
   net::co_spawn(acceptor_.get_executor(), std::move(accept_loop), [](const std::exception_ptr& error) {
     if (error) log_event(spdlog::level::err, "accept loop stopped by an exception");
   });
+  tick();
   return bound;
+}
+
+// kTick: shorter than any deadline a connection sets (the shortest, the first-request
+// timeout, is seconds; tests set 300 ms), so connections' deadlines are never the
+// earliest; ten wake-ups a second cost nothing next to reviews.
+constexpr auto kTick = std::chrono::milliseconds(100);
+
+void WebhookServer::tick() {
+  // One chain of handlers: only the previous tick's handler re-arms it. Shutdown ends it
+  // by stopping_, within a tick (the server's owner stops the loop anyway).
+  if (stopping_) return;
+  tick_.expires_after(kTick);
+  tick_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) tick();
+  });
 }
 
 net::awaitable<void> WebhookServer::drain(std::chrono::milliseconds deadline) {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl.hpp>
@@ -555,6 +556,38 @@ TEST(ServerTest, ShutdownStillAnswersTheFirstRequestOfANewConnection) {
   EXPECT_FALSE(response.keep_alive()) << "a draining server closes after answering";
   stopped.get();
   EXPECT_EQ(server->connections(), 0u);
+}
+
+// Nothing the server keeps going for itself (its timer tick: WebhookServer::tick)
+// outlives shutdown: once it has drained, its loop runs out of work and run() returns
+// without being stopped. A tick that re-armed for ever would hold the loop, and whoever
+// waits for it, until killed.
+TEST(ServerTest, AfterShutdownItsLoopRunsOutOfWork) {
+  net::io_context ioc;
+  PolicyStore policies(default_policy());
+  NoClusterView cluster;
+  ServerTlsStore tls(kCerts + "/tls.crt", kCerts + "/tls.key", "", {});
+  ReviewHandler handler(policies, cluster);
+  Metrics metrics;
+  ServerOptions options;
+  options.listen = tcp::endpoint(net::ip::make_address("127.0.0.1"), 0);
+  WebhookServer server(ioc, tls, handler, metrics, options);
+  server.listen();
+  bool drained = false;
+  server.shutdown(std::chrono::seconds(1), [&] { drained = true; });
+  std::atomic<bool> returned{false}, stopped_by_watchdog{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 1000 && !returned; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!returned) {  // ten seconds, and still work to do
+      stopped_by_watchdog = true;
+      ioc.stop();
+    }
+  });
+  ioc.run();
+  returned = true;
+  watchdog.join();
+  EXPECT_TRUE(drained);
+  EXPECT_FALSE(stopped_by_watchdog) << "the loop still had work ten seconds after shutdown";
 }
 
 TEST(ServerTest, ShutdownWaitsForAFirstRequestNoLongerThanItsDeadline) {

@@ -28,8 +28,8 @@ kubegap_require(RAPIDJSON_FOUND "RapidJSON" rapidjson-dev)
 
 # mimalloc: the allocator of a build without a sanitizer (a sanitizer brings its own).
 # A review makes some 130 small allocations at the server; mimalloc's are cheaper than
-# glibc's: 239k -> 224k instructions per review request, 0.40-0.43 -> 0.44-0.45 of nginx
-# (docs/performance.md). KUBEGAP_USE_MIMALLOC is what the build decided.
+# glibc's: 239k -> 224k instructions per review request; one thread 0.41 -> 0.44 of
+# nginx on average (docs/performance.md). KUBEGAP_USE_MIMALLOC is what the build decided.
 option(KUBEGAP_MIMALLOC "Link the executable with mimalloc (libmimalloc-dev); ignored under a sanitizer or fuzzing" ON)
 set(KUBEGAP_USE_MIMALLOC OFF)
 if(KUBEGAP_MIMALLOC AND NOT KUBEGAP_SANITIZE AND NOT KUBEGAP_TSAN AND NOT KUBEGAP_FUZZ)

@@ -36,28 +36,39 @@ std::string allocator_name() {
 #endif
 }
 
-void tune_allocator_for_serving() {
-#if defined(KUBEGAP_MIMALLOC)
-  // Pages freed are given back to the kernel at once rather than after a delay: with the
-  // default delay, three bursts of two 8 MiB bodies left 66 MiB resident after they were
-  // answered (glibc: 13 MiB), and the peak with the 192 MiB budget was 212 MiB instead of
-  // 160. At once, both are glibc's, and the review rate is unchanged (docs/performance.md).
-  // The option is named decommit_delay in mimalloc 2.0's header, reset_delay in its
-  // environment (MIMALLOC_RESET_DELAY, or MIMALLOC_DECOMMIT_DELAY), which still wins.
-  if (std::getenv("MIMALLOC_RESET_DELAY") == nullptr && std::getenv("MIMALLOC_DECOMMIT_DELAY") == nullptr) {
-    mi_option_set(mi_option_decommit_delay, 0);
-  }
-#elif defined(__GLIBC__)
-  // Every allocation of 1 MiB or more (a large body, its decode copy, the decoder's stack)
-  // is mapped on its own and returned to the kernel when freed. glibc otherwise raises its
-  // threshold after the first such free, and later ones come from the heap of whichever
-  // worker thread asked: each thread's heap then keeps its own copy of a burst, and two of
-  // them took RSS 40 MiB past the memory budget (abuse_memory). Setting the threshold also
-  // stops glibc from moving it. (Under a sanitizer its own allocator is in charge and
-  // mallopt does nothing.)
+namespace {
+// map_large_buffers: glibc's malloc maps every allocation of 1 MiB or more (a large body,
+// its decode copy, the decoder's stack) on its own and returns it to the kernel when
+// freed. glibc otherwise raises its threshold after the first such free, and later ones
+// come from the heap of whichever worker thread asked: each thread's heap then keeps its
+// own copy of a burst, and two of them took RSS 40 MiB past the memory budget
+// (abuse_memory). Setting the threshold also stops glibc from moving it. (Under a
+// sanitizer its own allocator is in charge and mallopt does nothing.)
+void map_large_buffers() {
+#if defined(__GLIBC__)
   constexpr int kMapFrom = 1 << 20;
   mallopt(M_MMAP_THRESHOLD, kMapFrom);
 #endif
+}
+}  // namespace
+
+void tune_allocator_for_serving() {
+#if defined(KUBEGAP_MIMALLOC)
+  if (mimalloc_serves_malloc()) {
+    // Pages freed go back to the kernel at once rather than after a delay: with the
+    // default delay, three bursts of two 8 MiB bodies left 66.7 MiB resident once
+    // answered (abuse_memory allows 16 MiB over the fresh server), and the peak with the
+    // 192 MiB budget was 212 MiB instead of 160. At once, it peaked at 160 MiB and kept
+    // 16 MiB, and the review rate did not move (docs/performance.md). The option is
+    // decommit_delay in mimalloc 2.0's header; its environment variable
+    // MIMALLOC_DECOMMIT_DELAY (or the older name, MIMALLOC_RESET_DELAY) still wins.
+    if (std::getenv("MIMALLOC_DECOMMIT_DELAY") == nullptr && std::getenv("MIMALLOC_RESET_DELAY") == nullptr) {
+      mi_option_set(mi_option_decommit_delay, 0);
+    }
+    return;
+  }
+#endif
+  map_large_buffers();  // glibc's malloc is in charge
 }
 
 }  // namespace kubegap

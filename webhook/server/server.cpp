@@ -259,9 +259,10 @@ bool WebhookServer::evict_connection(const boost::asio::ip::address* from, bool 
     // cancel() alone can be lost: when the read it targets has completed and its
     // handler is queued behind this one, nothing is pending to cancel, and the session's
     // next read would wait out its deadline (seconds) holding the slot it was closed for.
-    // Shutting the receive side is sticky: every later read ends at once with EOF, so
-    // the session closes at its next read wherever it is; a request already read whole
-    // is still answered (the send side stays open), then the connection closes.
+    // Shutting the receive side is sticky: a later read gets what was already queued,
+    // then EOF at once instead of waiting, so the session closes at its next read that
+    // finds nothing queued; a request already read whole is still answered (the send
+    // side stays open), then the connection closes.
     auto& lowest = beast::get_lowest_layer(victim->stream);
     beast::error_code ignored;
     lowest.socket().shutdown(net::socket_base::shutdown_receive, ignored);

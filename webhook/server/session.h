@@ -75,8 +75,15 @@ inline constexpr auto kEvictionGrace = std::chrono::seconds(1);
 struct ConnectionState {
   // enter: the connection is in `p` from now (waiting for a request, or reading one).
   void enter(Phase p) {
-    phase_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    phase_since.store(now, std::memory_order_relaxed);
+    grace_from.store(now, std::memory_order_relaxed);
     phase.store(p, std::memory_order_relaxed);
+  }
+  // handshake_done: the grace of a fresh connection starts again (its client may be
+  // writing its request now), while its age, the order among the oldest, stays from accept.
+  void handshake_done() {
+    grace_from.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
   // eviction_rank: lower goes first, and the oldest first within a rank: a connection
   // silent since accept, then a request still arriving, both past kEvictionGrace. None
@@ -93,14 +100,20 @@ struct ConnectionState {
     const auto since = phase_since.load(std::memory_order_relaxed);
     if (p == Phase::kBusy) return {};
     const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kEvictionGrace).count();
-    if (p != Phase::kIdle && now - since >= grace) return std::pair(p == Phase::kFresh ? 0 : 1, since);
+    if (p != Phase::kIdle && now - grace_from.load(std::memory_order_relaxed) >= grace) {
+      return std::pair(p == Phase::kFresh ? 0 : 1, since);
+    }
     if (!at_cap) return {};
     return std::pair(p == Phase::kIdle ? 3 : 2, since);
   }
 
   std::atomic<Phase> phase{Phase::kFresh};
-  // Since when it waits (kFresh, kIdle) or its request has been arriving (kReading).
+  // Since when it waits (kFresh: since accept; kIdle) or its request has been arriving
+  // (kReading): the order among connections of one rank.
   std::atomic<std::chrono::steady_clock::rep> phase_since{std::chrono::steady_clock::now().time_since_epoch().count()};
+  // Since when the grace runs: phase_since, but for a fresh connection the end of its
+  // handshake (a slow handshake does not use up the grace of the request behind it).
+  std::atomic<std::chrono::steady_clock::rep> grace_from{phase_since.load(std::memory_order_relaxed)};
   std::atomic<bool> evicting{false};
 };
 
@@ -159,9 +172,10 @@ class Session {
     // idle timeout to start and the header timeout to finish their header.
     std::optional<std::chrono::steady_clock::time_point> first_deadline =
         std::chrono::steady_clock::now() + ctx_.options.first_request_timeout;
-    // Still kFresh, and since accept rather than since now: the handshake is part of the
-    // silence, and "the oldest" is then the connection accepted first, whichever of two
-    // handshakes the I/O threads happened to finish first.
+    // Still kFresh, aged from accept: "the oldest" is the connection accepted first,
+    // whichever of two handshakes the I/O threads happened to finish first. Its grace
+    // starts now: its request may be on the wire.
+    state_.handshake_done();
     beast::flat_buffer buffer;
     bool keep_alive = true;
     // A connection's first request is served even when shutdown began meanwhile: its

@@ -1218,9 +1218,10 @@ TEST(ServerTest, OneSourceCannotTakeEverySlot) {
   TestServer server(options);
   TlsClient first(server.port());
   first.handshake();
-  // The server dates a connection from the end of its own side of the handshake, which
-  // can come after the client's: on a loaded machine (CI under ASan) `second`'s came first
-  // and it was the one closed. A pause makes `first` the older on both sides.
+  // The server ages a connection from its accept (until 0e82303, from the end of its own
+  // side of the handshake, which on a loaded machine came later for `first` than for
+  // `second`, and `second` was closed). wait_connections orders the accepts; the pause
+  // keeps them apart on a coarse clock.
   wait_connections(server, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   TlsClient second(server.port());

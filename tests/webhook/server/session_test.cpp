@@ -11,6 +11,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -185,6 +186,52 @@ TEST_F(SessionSweep, OverBudgetAnswerUnderEveryFailureLeavesNothingCharged) {
     return true;
   });
   EXPECT_GT(runs, 1);
+}
+
+// ConnectionState::eviction_rank, on states set by hand: ages and graces are time points,
+// not sleeps.
+using Clock = std::chrono::steady_clock;
+constexpr Clock::rep ticks(std::chrono::milliseconds d) {
+  return std::chrono::duration_cast<Clock::duration>(d).count();
+}
+
+// A fresh connection is aged from accept (the order among the oldest), but its grace
+// starts again when its handshake ends: its request may be on the wire then, however
+// long the handshake took.
+TEST(EvictionRank, AFreshConnectionIsAgedFromAcceptButGracedFromItsHandshake) {
+  ConnectionState slow_handshake;
+  slow_handshake.handshake_done();
+  const Clock::rep handshake_end = slow_handshake.grace_from.load();
+  const Clock::rep accept = handshake_end - ticks(std::chrono::seconds(2));  // a two-second handshake
+  slow_handshake.phase_since.store(accept);
+  const Clock::rep now = handshake_end + ticks(std::chrono::milliseconds(200));
+  // 200 ms after its handshake: young, spared below the cap.
+  EXPECT_FALSE(slow_handshake.eviction_rank(now, /*at_cap=*/false));
+  // At the cap it may go, ranked as young and ordered by its accept.
+  const auto at_cap = slow_handshake.eviction_rank(now, /*at_cap=*/true);
+  ASSERT_TRUE(at_cap);
+  EXPECT_EQ(at_cap->first, 2);
+  EXPECT_EQ(at_cap->second, accept);
+  // Past its grace it is a silent connection, the first to go, still ordered by accept.
+  const auto stale = slow_handshake.eviction_rank(handshake_end + ticks(std::chrono::seconds(1)), /*at_cap=*/false);
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->first, 0);
+  EXPECT_EQ(stale->second, accept);
+}
+
+// Of two fresh connections at the cap, the one accepted first ranks first, whichever
+// handshake ended first.
+TEST(EvictionRank, TheConnectionAcceptedFirstGoesFirstWhicheverHandshakeEndedFirst) {
+  ConnectionState first, second;
+  const Clock::rep base = first.phase_since.load();
+  first.phase_since.store(base);
+  second.phase_since.store(base + ticks(std::chrono::milliseconds(10)));
+  second.grace_from.store(base + ticks(std::chrono::milliseconds(20)));  // second's handshake ended first
+  first.grace_from.store(base + ticks(std::chrono::milliseconds(30)));
+  const Clock::rep now = base + ticks(std::chrono::milliseconds(100));
+  const auto first_rank = first.eviction_rank(now, true), second_rank = second.eviction_rank(now, true);
+  ASSERT_TRUE(first_rank && second_rank);
+  EXPECT_LT(*first_rank, *second_rank);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 # charge would say so).
 #   tests/hardening/check_allocator.sh BINARY CERT_DIR
 # Exit 0 as promised, 1 not (each line says what), 77 readelf is missing or the tree
-# was configured without mimalloc. Listens on
-# loopback, on ports the kernel picks; stops the server itself.
+# was configured without mimalloc. Listens on loopback, on ports the kernel picks; stops
+# the server itself.
 set -uo pipefail
 bin=$1 certs=$2
 command -v readelf >/dev/null || { echo "skipped: readelf (binutils) is not installed"; exit 77; }

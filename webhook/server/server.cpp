@@ -125,9 +125,9 @@ tcp::endpoint WebhookServer::listen() {
   return bound;
 }
 
-// kTick: shorter than any deadline a connection sets (the shortest, the first-request
-// timeout, is seconds; tests set 300 ms), so connections' deadlines are never the
-// earliest; ten wake-ups a second cost nothing next to reviews.
+// kTick: shorter than the deadlines connections set (the shortest, the first-request
+// timeout, is seconds; tests set 300 ms), so a deadline is the earliest only when it is
+// already less than a tick away; ten wake-ups a second cost nothing next to reviews.
 constexpr auto kTick = std::chrono::milliseconds(100);
 
 void WebhookServer::tick() {

@@ -86,7 +86,8 @@ struct ConnectionState {
     grace_from.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
   // eviction_rank: lower goes first, and the oldest first within a rank: a connection
-  // silent since accept, then a request still arriving, both past kEvictionGrace. None
+  // silent since accept (past kEvictionGrace from its handshake's end), then a request
+  // still arriving (past kEvictionGrace from its start). None
   // for a request in hand. Only at the cap (`at_cap`) do the others go too: a fresh
   // connection or request younger than the grace (it may be the API server's, its request
   // on the wire), the oldest first, then the longest idle. A flood that reconnects at once

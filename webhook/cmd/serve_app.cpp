@@ -45,7 +45,9 @@ ServeApp::ServeApp(ServeConfig config)
       review_work_(net::make_work_guard(ioc_)) {
   open_cluster_view();
   handler_ = std::make_unique<ReviewHandler>(policies_, *cluster_);
-  server_ = std::make_unique<WebhookServer>(ioc_, tls_, *handler_, metrics_, config_.server);
+  ServerOptions server_options = config_.server;
+  server_options.one_loop_thread = config_.threads == 1;  // run_loops: --threads threads run ioc_
+  server_ = std::make_unique<WebhookServer>(ioc_, tls_, *handler_, metrics_, server_options);
   health_ = std::make_unique<HealthServer>(control_, readiness_, metrics_, config_.health_listen);
 }
 

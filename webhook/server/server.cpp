@@ -64,7 +64,7 @@ tcp::endpoint WebhookServer::listen() {
   auto accept_loop = [this]() -> net::awaitable<void> {
     net::steady_timer backoff(acceptor_.get_executor());
     while (!stopping_) {
-      auto [ec, socket] = co_await acceptor_.async_accept(net::make_strand(ioc_), kAwait);
+      auto [ec, socket] = co_await acceptor_.async_accept(connection_executor(), kAwait);
       if (ec) {
         if (stopping_ || ec == net::error::operation_aborted) co_return;
         // e.g. EMFILE: back off briefly instead of spinning on the error.
@@ -170,6 +170,11 @@ net::awaitable<void> WebhookServer::drain(std::chrono::milliseconds deadline) {
 void WebhookServer::shutdown(std::chrono::milliseconds deadline, std::function<void()> on_drained) {
   net::co_spawn(ioc_, drain(deadline),
                 [on_drained = std::move(on_drained)](const std::exception_ptr&) { on_drained(); });
+}
+
+net::any_io_executor WebhookServer::connection_executor() const {
+  if (options_.one_loop_thread) return ioc_.get_executor();
+  return net::make_strand(ioc_);
 }
 
 bool WebhookServer::admit(const boost::asio::ip::address& source) {

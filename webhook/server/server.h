@@ -1,12 +1,14 @@
 #pragma once
 // WebhookServer: the asynchronous HTTPS server for POST /validate (Beast over OpenSSL,
-// C++20 coroutines throughout, one strand per connection).
+// C++20 coroutines throughout, one strand per connection, or the loop's own executor when
+// one thread runs it: ServerOptions::one_loop_thread).
 //
 //   WebhookServer server(ioc, tls, handler, metrics, options);
 //   auto endpoint = server.listen();   // port 0 picks a free port
 //   ...  server.shutdown([] { /* every connection closed */ });
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -49,6 +51,9 @@ class WebhookServer {
   boost::asio::awaitable<void> drain(std::chrono::milliseconds deadline);
 
   std::size_t connections() const;
+  // connection_executor: where a new connection's handlers run: a strand of its own, or
+  // the loop itself when one thread runs it (ServerOptions::one_loop_thread).
+  boost::asio::any_io_executor connection_executor() const;
   const MemoryBudget& memory_budget() const { return *budget_; }
 
  private:

@@ -81,23 +81,23 @@ QuantityText parse_quantity(std::string_view text) {
   return {true, zero};
 }
 
-// is_zero_quantity: a zero quantity written as a string or as a number (0).
-bool is_zero_quantity(const Value& quantity) {
-  if (quantity.IsNumber()) return quantity.GetDouble() == 0.0;
-  if (!quantity.IsString()) return false;
-  return parse_quantity(std::string_view(quantity.GetString(), quantity.GetStringLength())).zero;
-}
-
-// is_quantity: ParseQuantity accepts it. Anything else in a manifest ("$GPU_PER_NODE",
-// "{{ .Values.gpus }}") is an unrendered template, not a request.
-bool is_quantity(std::string_view text) { return parse_quantity(text).valid; }
-
+// decode_resource_names: the resources `resources` requests or limits with a quantity that
+// is not zero, each once. A `$VAR` placeholder is read as requested (with a note); any
+// other text that is not a quantity ("{{ .Values.gpus }}") fails the object.
 void decode_resource_names(JsonReader& reader, const Value* resources, const JsonPath& path,
                            std::vector<std::string>& out) {
   if (reader.object(resources, path) == nullptr) return;
-  for (const char* section : {"requests", "limits"}) {
+  const Value* requests = JsonReader::member(resources, "requests");
+  const Value* limits = JsonReader::member(resources, "limits");
+  // Room for every name at once (a container names a handful): one allocation, not one
+  // per doubling; capped, so a body naming thousands reserves no more than it keeps.
+  const auto count = [](const Value* map) -> std::size_t {
+    return map != nullptr && map->IsObject() ? map->MemberCount() : 0;
+  };
+  out.reserve(out.size() + std::min<std::size_t>(count(requests) + count(limits), 16));
+  for (const auto& [section, member] : {std::pair{"requests", requests}, std::pair{"limits", limits}}) {
     const JsonPath section_path{&path, section};
-    const Value* map = reader.object(JsonReader::member(resources, section), section_path);
+    const Value* map = reader.object(member, section_path);
     if (map == nullptr) continue;
     for (const auto& entry : map->GetObject()) {
       std::string name(entry.name.GetString(), entry.name.GetStringLength());
@@ -116,10 +116,13 @@ void decode_resource_names(JsonReader& reader, const Value* resources, const Jso
         out.push_back(std::move(name));
         continue;
       }
-      if (entry.value.IsString() && !is_quantity(text)) {
-        return reader.fail(JsonPath{&section_path, name}, "not a quantity");
+      if (entry.value.IsString()) {
+        const QuantityText quantity = parse_quantity(text);  // read once: valid, and whether zero
+        if (!quantity.valid) return reader.fail(JsonPath{&section_path, name}, "not a quantity");
+        if (!quantity.zero) out.push_back(std::move(name));
+      } else if (entry.value.GetDouble() != 0.0) {
+        out.push_back(std::move(name));
       }
-      if (!is_zero_quantity(entry.value)) out.push_back(std::move(name));
     }
   }
   // requests and limits usually name the same resources: keep each once. Sorting keeps

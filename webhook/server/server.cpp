@@ -158,7 +158,7 @@ net::awaitable<void> WebhookServer::drain(std::chrono::milliseconds deadline) {
       }
     }
   }
-  // Wait for the connections to finish on their own strands, bounded by the deadline.
+  // Wait for the connections to finish on their own executors, bounded by the deadline.
   const auto until = std::chrono::steady_clock::now() + deadline;
   net::steady_timer timer(co_await net::this_coro::executor);
   while (connections() > 0 && std::chrono::steady_clock::now() < until) {
@@ -250,7 +250,7 @@ bool WebhookServer::evict_connection(const boost::asio::ip::address* from, bool 
   }
   if (!victim) return false;
   net::post(victim->stream.get_executor(), [this, victim, at_cap] {
-    // Decided again on the connection's strand: its request may have arrived meanwhile.
+    // Decided again on the connection's executor: its request may have arrived meanwhile.
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
     if (!victim->state.eviction_rank(now, at_cap)) {
       std::lock_guard lock(mutex_);

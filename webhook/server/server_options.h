@@ -44,11 +44,11 @@ struct ServerOptions {
   // What requests in flight may be charged, across all connections (memory_budget.h);
   // 0: default_memory_budget(container_memory_limit(), body_limit).
   std::size_t memory_budget = 0;
-  // The review loop is run by one thread (serve --threads 1). A connection's handlers then
-  // never run at once without a strand, the loop being one already (Asio's "implicit
-  // strand"), so a connection gets the loop's own executor: a strand costs a lock and a
-  // reference count per handler, 9% of the throughput of one review thread (stop 57).
-  // Never set it for a loop that more than one thread runs.
+  // The review loop is run by one thread (serve --threads 1). Two handlers of a connection
+  // then never run at once even without a strand (the loop is one: Asio's "implicit
+  // strand"), so a connection gets the loop's own executor. A strand costs a lock and a
+  // reference count per handler: about 7% of one review thread's rate (stop 57). Never
+  // set it for a loop that more than one thread runs.
   bool one_loop_thread = false;
 };
 

@@ -71,7 +71,7 @@ enum class Phase : std::uint8_t {
 inline constexpr auto kEvictionGrace = std::chrono::seconds(1);
 
 // ConnectionState: what the server's eviction and shutdown read of a connection.
-// Written on the connection's strand only.
+// Written on the connection's executor only (its strand, or the loop that one thread runs).
 struct ConnectionState {
   // enter: the connection is in `p` from now (waiting for a request, or reading one).
   void enter(Phase p) {
@@ -94,7 +94,7 @@ struct ConnectionState {
   // keeps every slot young, and so loses its oldest connection rather than have the newest
   // refused; an idle keep-alive connection (the API server's pool) goes last, since a
   // review written as its close arrives is lost. Read from other threads; decided again on
-  // the connection's strand before closing.
+  // the connection's executor before closing.
   std::optional<std::pair<int, std::chrono::steady_clock::rep>> eviction_rank(std::chrono::steady_clock::rep now,
                                                                               bool at_cap) const {
     const Phase p = phase.load(std::memory_order_relaxed);

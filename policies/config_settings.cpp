@@ -42,7 +42,46 @@ std::string_view setting_value(std::string_view rest) {
   return rest;
 }
 
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 }  // namespace
+
+void append_script_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out) {
+  while (!text.empty() && out.size() < max_settings) {
+    const auto end = text.find('\n');
+    const std::string_view line = trim(text.substr(0, end));
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (line.empty() || line.front() == '#') continue;
+    for (std::size_t i = 1; i < line.size() && out.size() < max_settings; ++i) {
+      // `=` alone: not `==`, `!=`, `<=`, `>=` or an augmented assignment (`+=`).
+      if (line[i] != '=' || (i + 1 < line.size() && line[i + 1] == '=') ||
+          std::string_view("=!<>+-*/%&|^:@").find(line[i - 1]) != std::string_view::npos) {
+        continue;
+      }
+      std::size_t name_end = i;
+      while (name_end > 0 && line[name_end - 1] == ' ') --name_end;
+      std::size_t name_start = name_end;
+      while (name_start > 0 && identifier_char(line[name_start - 1])) --name_start;
+      std::size_t v = i + 1;
+      while (v < line.size() && line[v] == ' ') ++v;
+      if (v < line.size() && (line[v] == 'r' || line[v] == 'R')) ++v;  // a raw string reads the same
+      if (name_start == name_end || v >= line.size() || (line[v] != '"' && line[v] != '\'')) continue;
+      const char quote = line[v];
+      const auto close = line.find(quote, v + 1);
+      if (close == std::string_view::npos) continue;
+      // A name that starts with a digit is no identifier; a value with an escape or a
+      // triple quote is left alone (it says nothing a path would).
+      const std::string_view name = line.substr(name_start, name_end - name_start);
+      const std::string_view value = line.substr(v + 1, close - v - 1);
+      if (name.front() >= '0' && name.front() <= '9') continue;
+      if (value.empty() || value.find('\\') != std::string_view::npos) continue;
+      out.push_back({std::string(name), std::string(value), {}, true});
+      i = close;
+    }
+  }
+}
 
 void append_env_json_settings(const std::vector<EnvVar>& env, std::size_t max_settings, std::vector<EnvVar>& out) {
   for (const auto& e : env) {

@@ -20,6 +20,13 @@ namespace kubegap {
 // their own (a mapping's key, a list, a block scalar, comments, section headers) are skipped.
 void append_config_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out);
 
+// append_script_settings: the string constants a Python script sets, as settings: a
+// statement `OUTPUT_DIR = "/mnt/out"` or a keyword argument `RunConfig(storage_path=
+// "s3://ckpt/")`, `TrainingArguments(output_dir="./results")` (a name, one `=`, a quoted
+// string), at most `max_settings` in `out` in all. Nothing is evaluated: an f-string, a
+// concatenation or a variable is no value here.
+void append_script_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out);
+
 // append_env_json_settings: the settings of env values that hold a JSON object on one line
 // (`TRL_TRAINING_ARGS={"output_dir": "/mnt/output", "save_steps": 250}`: launchers pass a
 // program's arguments so), read like a config file's, at most `max_settings` in `out`,

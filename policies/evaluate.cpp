@@ -235,14 +235,26 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
       return name.size() > e.name.size() && name.starts_with(e.name) && name[e.name.size()] == '.';
     });
   };
+  // Where a setting was read: a config file, a Python script's constants, or an env var's
+  // JSON (named under it).
+  const auto origin = [&](std::string_view name) -> std::string {
+    if (in_env_json(name)) return " (JSON in env)";
+    const bool script = std::any_of(settings.begin(), settings.begin() + static_cast<std::ptrdiff_t>(own),
+                                    [&](const EnvVar& s) { return s.name == name && s.script; });
+    return script ? " (script)" : " (config file)";
+  };
+  const bool all_script = std::all_of(settings.begin(), settings.begin() + static_cast<std::ptrdiff_t>(own),
+                                      [](const EnvVar& s) { return s.script; });
   if (out.checkpointing_off.empty()) {
-    if (auto off = checkpointing_off(none, settings, policy)) out.checkpointing_off = *off + " (config file)";
+    if (auto off = checkpointing_off(none, settings, policy)) {
+      out.checkpointing_off = *off + (all_script ? " (script)" : " (config file)");
+    }
   }
   if (out.destination.empty() && out.save_path.empty()) {
     if (auto where = checkpoint_destination(none, settings, policy)) {
       out.destination = *where;
     } else if (auto saved = save_path(none, settings, policy, working_dir)) {
-      out.save_flag = saved->flag + (in_env_json(saved->flag) ? " (JSON in env)" : " (config file)");
+      out.save_flag = saved->flag + origin(saved->flag);
       out.save_path = std::move(saved->path);
     }
   }
@@ -257,7 +269,8 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
   // Settings stand where env would: a training flag's name among them says "env NAME".
   if (auto why = training_evidence(none, settings, policy); why && why->starts_with("env ")) {
     const std::string name = why->substr(4);
-    out.training = in_env_json(name) ? "setting " + name + " (JSON in env)" : "config file setting " + name;
+    const std::string from = origin(name);
+    out.training = from == " (config file)" ? "config file setting " + name : "setting " + name + from;
   }
 }
 

@@ -45,11 +45,17 @@ std::string_view take(std::string_view text, std::size_t limit, ConfigReadBudget
   return read;
 }
 
-// script_of: the shell script the container runs from a mounted file (`bash
-// /etc/config/train.sh`, or the file itself as the command); the first few absolute
-// words are looked at.
-std::string_view script_of(const CommandFacts& facts, const std::vector<ConfigMapMount>& mounts, const std::string& ns,
-                           const ClusterSnapshot& known, ConfigReadBudget& budget) {
+// Script: the text of a script the container runs from a mounted file, and its language.
+struct Script {
+  std::string_view text;
+  bool shell = false;  // a shell script; else a Python one
+};
+
+// script_of: the shell or Python script the container runs from a mounted file (`bash
+// /etc/config/train.sh`, `python /script/train.py`, or the file itself as the command);
+// the first few absolute words are looked at.
+Script script_of(const CommandFacts& facts, const std::vector<ConfigMapMount>& mounts, const std::string& ns,
+                 const ClusterSnapshot& known, ConfigReadBudget& budget) {
   constexpr std::size_t kMaxWords = 64;
   std::size_t looked = 0;
   for (const auto& word : facts.words) {
@@ -79,7 +85,10 @@ std::string_view script_of(const CommandFacts& facts, const std::vector<ConfigMa
       const std::string_view script(text->second);
       const std::string_view first_line = script.substr(0, script.find('\n'));
       if (word.ends_with(".sh") || (script.starts_with("#!") && first_line.find("sh") != std::string_view::npos)) {
-        return take(script, kMaxContainerBytes, budget);
+        return {take(script, kMaxContainerBytes, budget), true};
+      }
+      if (word.ends_with(".py") || (script.starts_with("#!") && first_line.find("python") != std::string_view::npos)) {
+        return {take(script, kMaxContainerBytes, budget), false};
       }
     }
   }
@@ -144,8 +153,15 @@ MountedFiles mounted_files(const CommandFacts& facts, const Container& c, const 
   if (known == nullptr || budget.bytes == 0) return out;
   const std::vector<ConfigMapMount> mounts = config_map_mounts(c, pod);
   if (mounts.empty()) return out;
-  out.script = script_of(facts, mounts, ns, *known, budget);
-  out.settings = settings_of(facts, mounts, ns, *known, out.script, budget);
+  const Script script = script_of(facts, mounts, ns, *known, budget);
+  if (script.shell) out.script = script.text;
+  // A Python script's own constants speak first (the command runs it), then config files.
+  if (!script.shell) append_script_settings(script.text, kMaxSettings, out.settings);
+  std::vector<EnvVar> files = settings_of(facts, mounts, ns, *known, script.text, budget);
+  for (auto& setting : files) {
+    if (out.settings.size() == kMaxSettings) break;
+    out.settings.push_back(std::move(setting));
+  }
   return out;
 }
 

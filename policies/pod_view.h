@@ -33,7 +33,10 @@ struct VolumeMount {
 struct EnvVar {
   std::string name;
   std::string value;
-  std::string from = {};
+  std::string from = {};  // where its value is set, when the object does not show it
+  // A setting read from a Python script's constants (append_script_settings), not from a
+  // config file: findings say which.
+  bool script = false;
 };
 
 struct Container {

@@ -13,12 +13,44 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-std::vector<std::pair<std::string, std::string>> read(std::string_view text, std::size_t max = 64) {
+// pairs: the settings `append` reads from `text`, as (name, value); `script` says whether
+// each must be marked as read from a script.
+template <typename Append>
+Pairs pairs(Append append, std::string_view text, std::size_t max, bool script) {
   std::vector<EnvVar> settings;
-  append_config_settings(text, max, settings);
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& s : settings) out.emplace_back(s.name, s.value);
+  append(text, max, settings);
+  Pairs out;
+  for (const auto& s : settings) {
+    EXPECT_EQ(s.script, script) << s.name;
+    out.emplace_back(s.name, s.value);
+  }
   return out;
+}
+
+Pairs read(std::string_view text, std::size_t max = 64) { return pairs(append_config_settings, text, max, false); }
+Pairs read_script(std::string_view text, std::size_t max = 64) {
+  return pairs(append_script_settings, text, max, true);
+}
+
+// A Python script's string constants: statements and keyword arguments, nothing computed,
+// compared or commented out.
+TEST(ConfigSettings, APythonScriptsStringConstants) {
+  EXPECT_EQ(read_script("OUTPUT_DIR = \"/mnt/out\"   # where it saves\n"
+                        "    cfg.train.save_dir = './ckpt'\n"
+                        "trainer = Trainer(args=TrainingArguments(output_dir=\"./results\", save_steps=500))\n"
+                        "run = RunConfig(storage_path=r\"s3://bucket/runs\", name='x')\n"),
+            (Pairs{{"OUTPUT_DIR", "/mnt/out"},
+                   {"save_dir", "./ckpt"},
+                   {"output_dir", "./results"},
+                   {"storage_path", "s3://bucket/runs"},
+                   {"name", "x"}}));
+  // Comparisons, augmented assignments, f-strings, names computed or escaped, comments and
+  // a literal that does not close say nothing.
+  EXPECT_EQ(read_script("# output_dir = \"/x\"\nif mode == \"train\": pass\npath += \"/y\"\n"
+                        "out = f\"/tmp/{run}\"\ndst = base + \"/z\"\nwin = \"C:\\\\out\"\n"
+                        "a = \"open\n1x = \"/n\"\nok = \"\"\n"),
+            Pairs{});
+  EXPECT_EQ(read_script("a = \"1\"\nb = \"2\"\nc = \"3\"\n", 2).size(), 2u);
 }
 
 TEST(ConfigSettings, YamlValuesNotMappingsListsOrBlocks) {

@@ -277,6 +277,30 @@ TEST(Evaluate, ACoordinatorsFilesDoNotStarveTheWorkersFiles) {
   EXPECT_NE(f->message.find("/scratch/out"), std::string::npos) << f->message;
 }
 
+// The Python script a pod runs from a ConfigMap says where it saves by its constants: a
+// bucket is where it saves (no warning), a local path on no durable volume warns and says
+// the script set it. Without the ConfigMap in view, nothing is read.
+TEST(Evaluate, APythonScriptsConstantsFromAConfigMapSayWhereItSaves) {
+  const auto judge = [](const std::string& script, bool in_view = true) {
+    Volume config = volume("config", "configMap");
+    config.config_map = "train-script";
+    PodSpecView pod = with_volume(gpu_pod(), config, "/script");
+    pod.containers.front().command = {"python", "/script/train.py"};
+    const ClusterSnapshot view({}, {}, {}, {{"ml", "train-script", {{"train.py", script}}}});
+    const auto findings = evaluate(pod_object(pod), in_view ? &view : nullptr, default_policy());
+    const Finding* f = find_finding(findings, kCheckpointVolume);
+    if (f == nullptr) return std::string("none");
+    return (f->outcome == Outcome::kFinding ? "finding: " : "other: ") + f->message + " " + f->reason;
+  };
+  const std::string to_bucket = "import tensorflow as tf\nmodel_output_path = \"s3://models/run2/\"\nmodel.fit(x)\n";
+  EXPECT_FALSE(judge(to_bucket).starts_with("finding: ")) << judge(to_bucket);
+  EXPECT_TRUE(judge(to_bucket, false).starts_with("finding: ")) << judge(to_bucket, false);
+  const std::string local = "args = TrainingArguments(output_dir=\"/tmp/results\", save_steps=100)\n";
+  const std::string saved = judge(local);
+  EXPECT_TRUE(saved.starts_with("finding: ")) << saved;
+  EXPECT_NE(saved.find("/tmp/results (output_dir (script))"), std::string::npos) << saved;
+}
+
 // A config file in a ConfigMap volume (not a script) speaks where flags would: a training
 // setting judges an otherwise silent pod, an output_dir setting says where it saves; a flag
 // on the command line wins over the file. Only when the ConfigMap is in view.

@@ -64,6 +64,38 @@ else
 fi
 rm -rf "$held"
 
+# A set is checked as one input, so two of its files defining the same ConfigMap
+# (namespace and name) would read each other's scripts and configs: none may. Only a
+# count is printed for a held-out set.
+for set in "$fx" tests/fixtures/realistic-holdout "$restart" tests/fixtures/realistic-restart-holdout; do
+  if ! python3 - "$set" <<'PY'; then
+import collections, glob, re, sys
+# Fixtures are block-style YAML written by hand: a document's top-level `kind:` and its
+# metadata's `name:`/`namespace:` (two spaces in) are read as text (no YAML module needed).
+where = collections.defaultdict(set)
+for path in glob.glob(sys.argv[1] + "/**/*.yaml", recursive=True):
+    for doc in re.split(r"(?m)^---.*$", open(path, encoding="utf-8").read()):
+        if not re.search(r"(?m)^kind:\s*ConfigMap\s*$", doc):
+            continue
+        meta = re.search(r"(?ms)^metadata:\s*\n((?:[ \t]+.*\n?|\s*\n)*)", doc)
+        body = meta.group(1) if meta else ""
+        name = re.search(r"(?m)^  name:\s*['\"]?([^'\"\s#]+)", body)
+        ns = re.search(r"(?m)^  namespace:\s*['\"]?([^'\"\s#]+)", body)
+        if name:
+            where[(ns.group(1) if ns else "default", name.group(1))].add(path)
+shared = [key for key, paths in where.items() if len(paths) > 1]
+if shared:
+    held = "holdout" in sys.argv[1]
+    print(f"{sys.argv[1]}: {len(shared)} ConfigMap name(s) defined in more than one file"
+          + ("" if held else ": " + ", ".join(f"{ns}/{name}" for ns, name in shared)))
+    sys.exit(1)
+PY
+    echo "FAIL - a ConfigMap is defined twice in $set"; failures=$((failures + 1))
+  else
+    echo "ok   - no ConfigMap is defined twice in $set"
+  fi
+done
+
 got=$(mktemp)
 trap 'rm -f "$got"' EXIT
 # compare_report DIR GOLDEN: `check`'s whole text report on DIR against GOLDEN.

@@ -15,10 +15,14 @@ namespace {
 #if defined(KUBEGAP_MIMALLOC)
 // mimalloc_serves_malloc: whether a block from calloc is in mimalloc's heap, i.e. its
 // malloc is the one the process resolved (it must come before libc in the load order).
+// The load order does not change while the process runs: asked once.
 bool mimalloc_serves_malloc() {
-  void* block = std::calloc(1, 64);  // calloc: the block is read as initialised
-  const bool ours = mi_is_in_heap_region(block);
-  std::free(block);
+  static const bool ours = [] {
+    void* block = std::calloc(1, 64);  // calloc: the block is read as initialised
+    const bool in_heap = mi_is_in_heap_region(block);
+    std::free(block);
+    return in_heap;
+  }();
   return ours;
 }
 #endif

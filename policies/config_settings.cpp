@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace kubegap {
 namespace {
@@ -48,39 +50,100 @@ bool identifier_char(char c) {
 
 }  // namespace
 
+namespace {
+
+bool space(char c) { return c == ' ' || c == '\t'; }
+
+// string_end: the index just past the string literal whose opening quote is at `open` in
+// `line` (a backslash escapes the next byte), or npos when it does not close on the line.
+std::size_t string_end(std::string_view line, std::size_t open) {
+  const char quote = line[open];
+  for (std::size_t j = open + 1; j < line.size(); ++j) {
+    if (line[j] == '\\') {
+      ++j;
+    } else if (line[j] == quote) {
+      return j + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// assigned_name: the name assigned by the `=` at `eq` in `line`: the identifier before it,
+// or, for an annotated one (`OUTPUT_DIR: str = "..."`), the identifier before the colon.
+std::string_view assigned_name(std::string_view line, std::size_t eq) {
+  const auto identifier_before = [&](std::size_t end) {
+    while (end > 0 && space(line[end - 1])) --end;
+    std::size_t start = end;
+    while (start > 0 && identifier_char(line[start - 1])) --start;
+    return std::pair{start, end};
+  };
+  auto [start, end] = identifier_before(eq);
+  std::size_t before = start;
+  while (before > 0 && space(line[before - 1])) --before;
+  if (start != end && before > 0 && line[before - 1] == ':') std::tie(start, end) = identifier_before(before - 1);
+  return line.substr(start, end - start);
+}
+
+// triple_quotes: how many `"""` and `'''` runs `line` holds (a docstring opens or closes
+// at each).
+std::size_t triple_quotes(std::string_view line) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; (at = line.find("\"\"\"", at)) != std::string_view::npos; at += 3) ++n;
+  for (std::size_t at = 0; (at = line.find("\'\'\'", at)) != std::string_view::npos; at += 3) ++n;
+  return n;
+}
+
+}  // namespace
+
 void append_script_settings(std::string_view text, std::size_t max_settings, std::vector<EnvVar>& out) {
+  const std::size_t first = out.size();
+  bool in_docstring = false;
   while (!text.empty() && out.size() < max_settings) {
     const auto end = text.find('\n');
     const std::string_view line = trim(text.substr(0, end));
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    if (line.empty() || line.front() == '#') continue;
-    for (std::size_t i = 1; i < line.size() && out.size() < max_settings; ++i) {
-      // `=` alone: not `==`, `!=`, `<=`, `>=` or an augmented assignment (`+=`).
-      if (line[i] != '=' || (i + 1 < line.size() && line[i + 1] == '=') ||
+    // A docstring's lines are prose (an example `output_dir="/tmp/demo"` in it is not
+    // set), and a function's defaults are not what a run saves to.
+    const bool docstring_line = in_docstring || triple_quotes(line) > 0;
+    if (triple_quotes(line) % 2 == 1) in_docstring = !in_docstring;
+    if (docstring_line || line.empty() || line.front() == '#' || line.starts_with("def ") ||
+        line.starts_with("async def ")) {
+      continue;
+    }
+    for (std::size_t i = 0; i < line.size() && out.size() < max_settings; ++i) {
+      if (line[i] == '#') break;                // a comment, to the end of the line
+      if (line[i] == '"' || line[i] == '\'') {  // a string's text is never code
+        const auto past = string_end(line, i);
+        if (past == std::string_view::npos) break;
+        i = past - 1;
+        continue;
+      }
+      // `=` alone: not `==`, `!=`, `<=`, `>=`, `:=` or an augmented assignment (`+=`).
+      if (line[i] != '=' || i == 0 || (i + 1 < line.size() && line[i + 1] == '=') ||
           std::string_view("=!<>+-*/%&|^:@").find(line[i - 1]) != std::string_view::npos) {
         continue;
       }
-      std::size_t name_end = i;
-      while (name_end > 0 && line[name_end - 1] == ' ') --name_end;
-      std::size_t name_start = name_end;
-      while (name_start > 0 && identifier_char(line[name_start - 1])) --name_start;
       std::size_t v = i + 1;
-      while (v < line.size() && line[v] == ' ') ++v;
+      while (v < line.size() && space(line[v])) ++v;
       if (v < line.size() && (line[v] == 'r' || line[v] == 'R')) ++v;  // a raw string reads the same
-      if (name_start == name_end || v >= line.size() || (line[v] != '"' && line[v] != '\'')) continue;
-      const char quote = line[v];
-      const auto close = line.find(quote, v + 1);
-      if (close == std::string_view::npos) continue;
-      // A name that starts with a digit is no identifier; a value with an escape or a
-      // triple quote is left alone (it says nothing a path would).
-      const std::string_view name = line.substr(name_start, name_end - name_start);
-      const std::string_view value = line.substr(v + 1, close - v - 1);
-      if (name.front() >= '0' && name.front() <= '9') continue;
-      if (value.empty() || value.find('\\') != std::string_view::npos) continue;
+      if (v >= line.size() || (line[v] != '"' && line[v] != '\'')) continue;
+      const auto past = string_end(line, v);
+      if (past == std::string_view::npos) break;
+      const std::string_view name = assigned_name(line, i);
+      const std::string_view value = line.substr(v + 1, past - v - 2);
+      i = past - 1;
+      // A name that starts with a digit is no identifier; one in CapWords (`Bucket=`,
+      // `Key=`, `Filename=`) is an SDK call's parameter (boto3's download_file), not a
+      // setting; a value with an escape says nothing a path would.
+      if (name.empty() || (name.front() >= '0' && name.front() <= '9')) continue;
+      const bool cap_words = name.front() >= 'A' && name.front() <= 'Z' &&
+                             std::any_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      if (cap_words || value.empty() || value.find('\\') != std::string_view::npos) continue;
       out.push_back({std::string(name), std::string(value), {}, true});
-      i = close;
     }
   }
+  // Python keeps a name's last assignment: it comes first, so the rules read it first.
+  std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
 }
 
 void append_env_json_settings(const std::vector<EnvVar>& env, std::size_t max_settings, std::vector<EnvVar>& out) {

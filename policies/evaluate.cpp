@@ -239,9 +239,10 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
   // JSON (named under it).
   const auto origin = [&](std::string_view name) -> std::string {
     if (in_env_json(name)) return " (JSON in env)";
-    const bool script = std::any_of(settings.begin(), settings.begin() + static_cast<std::ptrdiff_t>(own),
-                                    [&](const EnvVar& s) { return s.name == name && s.script; });
-    return script ? " (script)" : " (config file)";
+    // The first setting of that name is the one the rules read.
+    const auto files_end = settings.begin() + static_cast<std::ptrdiff_t>(own);
+    const auto first = std::find_if(settings.begin(), files_end, [&](const EnvVar& s) { return s.name == name; });
+    return first != files_end && first->script ? " (script)" : " (config file)";
   };
   const bool all_script = std::all_of(settings.begin(), settings.begin() + static_cast<std::ptrdiff_t>(own),
                                       [](const EnvVar& s) { return s.script; });

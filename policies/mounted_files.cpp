@@ -104,13 +104,21 @@ bool named(const CommandFacts& facts, std::string_view path) {
 }
 
 // settings_of: the settings of the config files (not scripts) in the mounts; the files the
-// command names are read first, so their settings speak first.
+// command names are read first, so their settings speak first, then `script_settings` (the
+// constants of the Python script it runs: a file the command names overrides them, as
+// `--config` does), then the other files'.
 std::vector<EnvVar> settings_of(const CommandFacts& facts, const std::vector<ConfigMapMount>& mounts,
                                 const std::string& ns, const ClusterSnapshot& known, std::string_view script,
-                                ConfigReadBudget& budget) {
+                                std::vector<EnvVar> script_settings, ConfigReadBudget& budget) {
   std::vector<EnvVar> settings;
   std::size_t room = kMaxContainerBytes;
   for (const bool first_pass : {true, false}) {
+    if (!first_pass) {
+      for (auto& setting : script_settings) {
+        if (settings.size() == kMaxSettings) break;
+        settings.push_back(std::move(setting));
+      }
+    }
     for (const ConfigMapMount& mount : mounts) {
       const StringMap* data = known.config_map(ns, mount.volume->config_map);
       if (data == nullptr) continue;
@@ -154,14 +162,14 @@ MountedFiles mounted_files(const CommandFacts& facts, const Container& c, const 
   const std::vector<ConfigMapMount> mounts = config_map_mounts(c, pod);
   if (mounts.empty()) return out;
   const Script script = script_of(facts, mounts, ns, *known, budget);
-  if (script.shell) out.script = script.text;
-  // A Python script's own constants speak first (the command runs it), then config files.
-  if (!script.shell) append_script_settings(script.text, kMaxSettings, out.settings);
-  std::vector<EnvVar> files = settings_of(facts, mounts, ns, *known, script.text, budget);
-  for (auto& setting : files) {
-    if (out.settings.size() == kMaxSettings) break;
-    out.settings.push_back(std::move(setting));
+  std::vector<EnvVar> constants;
+  if (script.shell) {
+    out.script = script.text;
+  } else {
+    // A quarter of the room at most, so a busy script leaves config files theirs.
+    append_script_settings(script.text, kMaxSettings / 4, constants);
   }
+  out.settings = settings_of(facts, mounts, ns, *known, script.text, std::move(constants), budget);
   return out;
 }
 

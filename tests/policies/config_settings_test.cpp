@@ -32,23 +32,32 @@ Pairs read_script(std::string_view text, std::size_t max = 64) {
   return pairs(append_script_settings, text, max, true);
 }
 
-// A Python script's string constants: statements and keyword arguments, nothing computed,
-// compared or commented out.
+// A Python script's string constants: statements, annotated ones and keyword arguments,
+// the last assignment first (Python keeps it); nothing computed, compared, commented out
+// or inside another string.
 TEST(ConfigSettings, APythonScriptsStringConstants) {
-  EXPECT_EQ(read_script("OUTPUT_DIR = \"/mnt/out\"   # where it saves\n"
+  EXPECT_EQ(read_script("OUTPUT_DIR = \"/mnt/out\"   # was: output_dir=\"/tmp/old\"\n"
                         "    cfg.train.save_dir = './ckpt'\n"
                         "trainer = Trainer(args=TrainingArguments(output_dir=\"./results\", save_steps=500))\n"
-                        "run = RunConfig(storage_path=r\"s3://bucket/runs\", name='x')\n"),
-            (Pairs{{"OUTPUT_DIR", "/mnt/out"},
-                   {"save_dir", "./ckpt"},
-                   {"output_dir", "./results"},
+                        "run = RunConfig(storage_path=r\"s3://bucket/runs\", name='x')\n"
+                        "CKPT_DIR: str = \"/mnt/ckpt\"\nlog_dir\t=\t\"/tmp/tb\"\nOUTPUT_DIR = \"/mnt/final\"\n"),
+            (Pairs{{"OUTPUT_DIR", "/mnt/final"},
+                   {"log_dir", "/tmp/tb"},
+                   {"CKPT_DIR", "/mnt/ckpt"},
+                   {"name", "x"},
                    {"storage_path", "s3://bucket/runs"},
-                   {"name", "x"}}));
-  // Comparisons, augmented assignments, f-strings, names computed or escaped, comments and
-  // a literal that does not close say nothing.
+                   {"output_dir", "./results"},
+                   {"save_dir", "./ckpt"},
+                   {"OUTPUT_DIR", "/mnt/out"}}));
+  // Comparisons, augmented assignments, f-strings (and the `=` inside them), format
+  // strings, concatenations, escapes, comments, unclosed literals, a docstring's example,
+  // a function's defaults and an SDK call's CapWords parameters say nothing.
   EXPECT_EQ(read_script("# output_dir = \"/x\"\nif mode == \"train\": pass\npath += \"/y\"\n"
-                        "out = f\"/tmp/{run}\"\ndst = base + \"/z\"\nwin = \"C:\\\\out\"\n"
-                        "a = \"open\n1x = \"/n\"\nok = \"\"\n"),
+                        "cmd = f\"train.py --save_dir='{out}'\"\nlog.info(\"output_dir='%s'\", d)\n"
+                        "dst = base + \"/z\"\nwin = \"C:\\\\out\"\na = \"open\n1x = \"/n\"\nok = \"\"\n"
+                        "\"\"\"Usage:\n  TrainingArguments(output_dir=\"/tmp/demo\")\n\"\"\"\n"
+                        "def save(model, save_dir=\"/tmp/ckpt\"):\n"
+                        "s3.download_file(Bucket=\"training-data\", Key=\"x.csv\", Filename=\"/tmp/x.csv\")\n"),
             Pairs{});
   EXPECT_EQ(read_script("a = \"1\"\nb = \"2\"\nc = \"3\"\n", 2).size(), 2u);
 }

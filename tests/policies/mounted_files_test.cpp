@@ -56,24 +56,28 @@ TEST(MountedFiles, AScriptIsReadAsTheCommandAndNeverAsSettings) {
   EXPECT_TRUE(mounted_files(facts, pod.containers.front(), pod, "ml", nullptr, budget).script.empty());
 }
 
-// A Python script the command runs from the volume gives its string constants as settings,
-// ahead of config files' (the command runs it); a shell script gives none.
-TEST(MountedFiles, APythonScriptsConstantsAreSettingsFirst) {
-  const ClusterSnapshot view({}, {}, {},
-                             {{"ml",
-                               "train-config",
-                               {{"a.yaml", "output_dir: /data/a\n"},
-                                {"train.py", "import os\nOUTPUT_DIR = \"s3://runs/x\"\nmodel.fit(x, epochs=3)\n"}}}});
-  const PodSpecView pod = config_pod({"python", "/config/train.py"});
-  ConfigReadBudget budget;
-  const MountedFiles files = mounted_files(command_facts(pod.containers.front().command, {}), pod.containers.front(),
-                                           pod, "ml", &view, budget);
-  EXPECT_TRUE(files.script.empty());
-  ASSERT_EQ(files.settings.size(), 2u);
-  EXPECT_EQ(files.settings[0].name, "OUTPUT_DIR");
-  EXPECT_TRUE(files.settings[0].script);
-  EXPECT_EQ(value_of(files.settings, "output_dir"), "/data/a");
-  EXPECT_FALSE(files.settings[1].script);
+// A Python script the command runs from the volume gives its string constants as settings:
+// after a config file the command names (`--config` overrides the script's defaults),
+// before the other files'. It is not a shell script, and it is charged once.
+TEST(MountedFiles, APythonScriptsConstantsComeAfterTheNamedConfigOnly) {
+  const std::string script = "import os\nOUTPUT_DIR = \"s3://runs/x\"\nmodel.fit(x, epochs=3)\n";
+  const std::string config = "output_dir: /data/a\n";
+  const ClusterSnapshot view({}, {}, {}, {{"ml", "train-config", {{"a.yaml", config}, {"train.py", script}}}});
+  const auto settings = [&](std::vector<std::string> command) {
+    const PodSpecView pod = config_pod(std::move(command));
+    ConfigReadBudget budget;
+    const std::size_t start = budget.bytes;
+    const MountedFiles files = mounted_files(command_facts(pod.containers.front().command, {}), pod.containers.front(),
+                                             pod, "ml", &view, budget);
+    EXPECT_TRUE(files.script.empty());
+    EXPECT_EQ(start - budget.bytes, script.size() + config.size());
+    std::string out;
+    for (const auto& s : files.settings) out += s.name + (s.script ? "(script) " : "(file) ");
+    return out;
+  };
+  EXPECT_EQ(settings({"python", "/config/train.py"}), "OUTPUT_DIR(script) output_dir(file) ");
+  EXPECT_EQ(settings({"python", "/config/train.py", "--config", "/config/a.yaml"}),
+            "output_dir(file) OUTPUT_DIR(script) ");
 }
 
 // A script projected under another path (key `run`, path run.sh) is the command's script,

@@ -74,10 +74,13 @@ import collections, glob, re, sys
 # metadata's `name:`/`namespace:` (two spaces in) are read as text (no YAML module needed).
 where = collections.defaultdict(set)
 for path in glob.glob(sys.argv[1] + "/**/*.yaml", recursive=True):
-    for doc in re.split(r"(?m)^---.*$", open(path, encoding="utf-8").read()):
+    # errors="replace": a byte that is not UTF-8 must not end this with a traceback that
+    # names a held-out file.
+    for doc in re.split(r"(?m)^---.*$", open(path, encoding="utf-8", errors="replace").read()):
         if not re.search(r"(?m)^kind:\s*ConfigMap\s*$", doc):
             continue
-        meta = re.search(r"(?ms)^metadata:\s*\n((?:[ \t]+.*\n?|\s*\n)*)", doc)
+        # metadata's block: the indented lines after it, up to the next top-level key.
+        meta = re.search(r"(?m)^metadata:[ \t]*\n((?:[ \t]+[^\n]*\n?|[ \t]*\n)*)", doc)
         body = meta.group(1) if meta else ""
         name = re.search(r"(?m)^  name:\s*['\"]?([^'\"\s#]+)", body)
         ns = re.search(r"(?m)^  namespace:\s*['\"]?([^'\"\s#]+)", body)

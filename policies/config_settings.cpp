@@ -48,10 +48,6 @@ bool identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-}  // namespace
-
-namespace {
-
 bool space(char c) { return c == ' ' || c == '\t'; }
 
 // string_end: the index just past the string literal whose opening quote is at `open` in
@@ -89,7 +85,7 @@ std::string_view assigned_name(std::string_view line, std::size_t eq) {
 std::size_t triple_quotes(std::string_view line) {
   std::size_t n = 0;
   for (std::size_t at = 0; (at = line.find("\"\"\"", at)) != std::string_view::npos; at += 3) ++n;
-  for (std::size_t at = 0; (at = line.find("\'\'\'", at)) != std::string_view::npos; at += 3) ++n;
+  for (std::size_t at = 0; (at = line.find("'''", at)) != std::string_view::npos; at += 3) ++n;
   return n;
 }
 
@@ -104,8 +100,9 @@ void append_script_settings(std::string_view text, std::size_t max_settings, std
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     // A docstring's lines are prose (an example `output_dir="/tmp/demo"` in it is not
     // set), and a function's defaults are not what a run saves to.
-    const bool docstring_line = in_docstring || triple_quotes(line) > 0;
-    if (triple_quotes(line) % 2 == 1) in_docstring = !in_docstring;
+    const std::size_t triples = triple_quotes(line);
+    const bool docstring_line = in_docstring || triples > 0;
+    if (triples % 2 == 1) in_docstring = !in_docstring;
     if (docstring_line || line.empty() || line.front() == '#' || line.starts_with("def ") ||
         line.starts_with("async def ")) {
       continue;

@@ -244,11 +244,10 @@ void add_settings(EvidenceFacts& out, const CommandFacts& facts, const std::vect
     const auto first = std::find_if(settings.begin(), files_end, [&](const EnvVar& s) { return s.name == name; });
     return first != files_end && first->script ? " (script)" : " (config file)";
   };
-  const bool all_script = std::all_of(settings.begin(), settings.begin() + static_cast<std::ptrdiff_t>(own),
-                                      [](const EnvVar& s) { return s.script; });
   if (out.checkpointing_off.empty()) {
+    // A setting that switches saving off reads `name=value`.
     if (auto off = checkpointing_off(none, settings, policy)) {
-      out.checkpointing_off = *off + (all_script ? " (script)" : " (config file)");
+      out.checkpointing_off = *off + origin(std::string_view(*off).substr(0, off->find('=')));
     }
   }
   if (out.destination.empty() && out.save_path.empty()) {

@@ -299,6 +299,10 @@ TEST(Evaluate, APythonScriptsConstantsFromAConfigMapSayWhereItSaves) {
   const std::string saved = judge(local);
   EXPECT_TRUE(saved.starts_with("finding: ")) << saved;
   EXPECT_NE(saved.find("/tmp/results (output_dir (script))"), std::string::npos) << saved;
+  // Saving switched off in the script: no warning, and the note says where it was read.
+  const std::string off = judge("args = TrainingArguments(output_dir=\"/tmp/r\", save_strategy=\"no\")\n");
+  EXPECT_FALSE(off.starts_with("finding: ")) << off;
+  EXPECT_NE(off.find("save_strategy=no (script)"), std::string::npos) << off;
 }
 
 // A config file in a ConfigMap volume (not a script) speaks where flags would: a training

@@ -75,9 +75,7 @@ inline constexpr auto kEvictionGrace = std::chrono::seconds(1);
 struct ConnectionState {
   // enter: the connection is in `p` from now (waiting for a request, or reading one).
   void enter(Phase p) {
-    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    phase_since.store(now, std::memory_order_relaxed);
-    grace_from.store(now, std::memory_order_relaxed);
+    phase_since.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     phase.store(p, std::memory_order_relaxed);
   }
   // handshake_done: the grace of a fresh connection starts again (its client may be
@@ -101,7 +99,8 @@ struct ConnectionState {
     const auto since = phase_since.load(std::memory_order_relaxed);
     if (p == Phase::kBusy) return {};
     const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kEvictionGrace).count();
-    if (p != Phase::kIdle && now - grace_from.load(std::memory_order_relaxed) >= grace) {
+    const auto grace_since = p == Phase::kFresh ? grace_from.load(std::memory_order_relaxed) : since;
+    if (p != Phase::kIdle && now - grace_since >= grace) {
       return std::pair(p == Phase::kFresh ? 0 : 1, since);
     }
     if (!at_cap) return {};
@@ -112,8 +111,9 @@ struct ConnectionState {
   // Since when it waits (kFresh: since accept; kIdle) or its request has been arriving
   // (kReading): the order among connections of one rank.
   std::atomic<std::chrono::steady_clock::rep> phase_since{std::chrono::steady_clock::now().time_since_epoch().count()};
-  // Since when the grace runs: phase_since, but for a fresh connection the end of its
-  // handshake (a slow handshake does not use up the grace of the request behind it).
+  // Since when a fresh connection's grace runs: the end of its handshake (a slow handshake
+  // does not use up the grace of the request behind it); accept until then. Other phases'
+  // grace runs from phase_since.
   std::atomic<std::chrono::steady_clock::rep> grace_from{phase_since.load(std::memory_order_relaxed)};
   std::atomic<bool> evicting{false};
 };

@@ -163,7 +163,12 @@ std::optional<SavePath> default_place(const CommandFacts& facts, std::size_t i, 
   if (place.starts_with(kBesideScript)) {
     place.remove_prefix(kBesideScript.size());
     const auto slash = script.rfind('/');
-    if (slash != std::string::npos) path = resolve_path(script.substr(0, slash + 1), "." + std::string(place));
+    if (slash != std::string::npos) {
+      // Built in place: GCC 12 warns (-Wrestrict, a false positive) on "." + std::string.
+      std::string relative(1, '.');
+      relative.append(place);
+      path = resolve_path(script.substr(0, slash + 1), relative);
+    }
   } else {
     path = resolve_path(cwd, place);
   }
@@ -182,11 +187,10 @@ std::optional<SavePath> save_path(const CommandFacts& facts, const std::vector<E
   constexpr std::size_t kMaxAssigned = 64;
   std::vector<EnvVar> assigned;
   const auto expand = [&](std::string_view written) {
-    if (!assigned.empty()) {
-      std::string value = expand_env_reference(written, assigned);
-      if (value != written) return value;
-    }
-    return expand_env_reference(written, env);
+    // One returned variable: two returned strings set off GCC 12's -Wrestrict false positive.
+    std::string value = assigned.empty() ? std::string(written) : expand_env_reference(written, assigned);
+    if (value == written) value = expand_env_reference(written, env);
+    return value;
   };
   // A listed name decides; the first name read by its words is kept in case none does,
   // and the first save-place argument in case no name does.

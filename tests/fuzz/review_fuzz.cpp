@@ -103,7 +103,7 @@ void check_decoders_agree(std::string_view body) {
   // refused a valid body (it asks the DOM decoder then), so the verdicts are compared here.
   {
     std::vector<char> text(body.begin(), body.end());
-    text.resize(body.size() + 16, '\0');
+    text.resize(body.size() + kubegap::kTextPadding, '\0');
     kubegap::ReviewDocument document;
     const bool clean_text =
         body.find('\0') == std::string_view::npos && kubegap::invalid_utf8_at(body) == std::string_view::npos;

@@ -35,8 +35,8 @@ using ReserveKept = std::function<bool(std::size_t kept_bytes)>;
 
 enum class ReviewScan { kAccepted, kRejected, kOverBudget };
 
-// scan_review: `text` holds `size` bytes, then a NUL and 15 more readable bytes (the scan
-// reads sixteen at a time). It is modified in place (kept strings are unescaped where
+// scan_review: `text` holds `size` bytes, then a NUL and 31 more readable bytes (the scan
+// reads up to 32 at a time). It is modified in place (kept strings are unescaped where
 // they lie and NUL-terminated, as RapidJSON's in-situ parser does); `document` points
 // into it. A NUL byte or invalid UTF-8 anywhere is rejected: UTF-8 is checked in strings,
 // where alone bytes above 0x7f are valid.

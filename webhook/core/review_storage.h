@@ -50,9 +50,9 @@ class ParseStackAllocator {
 using ReviewDocument =
     rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, ParseStackAllocator>;
 
-// kTextPadding: readable bytes after the text's NUL terminator (the scan reads sixteen
+// kTextPadding: readable bytes from the text's NUL terminator on (the scan reads 32
 // bytes at a time).
-inline constexpr std::size_t kTextPadding = 16;
+inline constexpr std::size_t kTextPadding = 32;
 
 class ReviewStorage;
 struct ReviewStorageRelease {

@@ -3,6 +3,7 @@
 #include "webhook/core/admission_codec.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "tests/webhook/test_util.h"
+#include "webhook/core/review_scan.h"
 
 namespace kgtest {
 namespace {
@@ -360,6 +362,52 @@ TEST(DecodeReviewOnePass, SyntaxErrorsReadAsTheReaderSaysThem) {
     expect_same_decode(b);
     EXPECT_EQ(decode_review(b).status, Status::kNotAReview);
   }
+}
+
+// scan_accepts: whether the scan alone takes `body` (decode_review would hide a refusal:
+// it asks the DOM decoder then).
+bool scan_accepts(const std::string& body) {
+  std::vector<char> text(body.begin(), body.end());
+  text.resize(body.size() + kubegap::kTextPadding, '\0');
+  kubegap::ReviewDocument document;
+  return kubegap::scan_review(text.data(), body.size(), document, {}) == kubegap::ReviewScan::kAccepted;
+}
+
+bool reader_accepts(const std::string& body) {
+  rapidjson::StringStream stream(body.c_str());
+  rapidjson::BaseReaderHandler<> nothing;
+  rapidjson::Reader reader;
+  return !reader.Parse<rapidjson::kParseIterativeFlag>(stream, nothing).IsError();
+}
+
+// Skipped strings are read 32 bytes at a time from their masks once they hold an escape:
+// backslash runs of every length, escapes that straddle two blocks, \u escapes, invalid
+// escapes, control bytes and UTF-8, each at every offset around the blocks, are taken or
+// refused exactly as RapidJSON's reader does, skipped or kept.
+TEST(DecodeReviewOnePass, EscapesAcrossTheSkippedStringBlocksReadAsTheReaderReadsThem) {
+  const std::vector<std::string> pieces = {
+      R"(\")",     R"(\\)", R"(\\\")", R"(\\\\)",    R"(\\\\\")", R"(\n)", R"(\/)", R"(\u0041)", R"(\ud83d\ude00)",
+      R"(\ud800)", R"(\q)", "\\\x01",  "\\\xc3\xa9", "\xc3\xa9",  "\x01",  R"(\)",  R"(\\\\\\)", "\""};
+  int accepted = 0;
+  int refused = 0;
+  for (const std::size_t first : {0, 5}) {
+    for (const auto& a : pieces) {
+      for (std::size_t gap = 0; gap <= 40; ++gap) {
+        for (const auto& b : pieces) {
+          const std::string text = std::string(first, 'x') + a + std::string(gap, 'y') + b + "z";
+          for (const std::string& body : {with_object("{}", R"("userInfo":{"u":")" + text + R"("},)"),
+                                          with_object(R"({"spec":")" + text + R"("})")}) {
+            const bool expected = reader_accepts(body);
+            ASSERT_EQ(scan_accepts(body), expected) << body;
+            (expected ? accepted : refused) += 1;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 1000);  // both kinds of case are there
+  EXPECT_GT(refused, 1000);
+  expect_same_decode(with_object(R"({"spec":")" + std::string(40, 'x') + R"(\\\"\u0041\\")" + R"("})"));
 }
 
 // What is kept reads exactly as the DOM decoder reads it: numbers typed as RapidJSON

@@ -39,8 +39,9 @@ void for_each_word(std::string_view name, Each each) {
   }
 }
 
-// named_for_input: a word of the volume's name, of its mount directory's last component or
-// of its subPath says input, and none says it may hold what a run writes.
+// named_for_input: a word of the volume's name (unless a subPath is mounted), of its
+// mount directory's last component or of its subPath says input, and none says it may
+// hold what a run writes.
 bool named_for_input(const VolumeMount& mount, const InputVolumes& vocabulary) {
   std::string_view dir = mount.mount_path;
   while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
@@ -50,7 +51,9 @@ bool named_for_input(const VolumeMount& mount, const InputVolumes& vocabulary) {
     input = input || listed(vocabulary.names, word);
     keeps = keeps || listed(vocabulary.keeps, word);
   };
-  for_each_word(mount.name, read);
+  // A subPath mount shows the pod one directory of the volume: the volume's own name
+  // (a "work" claim) says nothing of what that directory ("data") holds.
+  if (mount.sub_path.empty()) for_each_word(mount.name, read);
   for_each_word(basename_view(dir), read);
   for_each_word(mount.sub_path, read);
   return input && !keeps;

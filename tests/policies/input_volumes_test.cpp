@@ -75,6 +75,9 @@ const std::vector<InputRow> kRows = {
     // A name that may hold what the run writes, or a general-purpose share.
     {"ModelsWordInName", {"data-models", "/data"}, {"torchrun", "train.py"}, {}, {}, Holds::kOther},
     {"WorkspaceVolumeAtData", {"workspace", "/data"}, {"torchrun", "train.py"}, {}, {}, Holds::kOther},
+    // A subPath mount shows one directory: the volume's own name does not count then.
+    {"InputSubPathOfAWorkVolume", {"work", "/app/data", false, "data"}, {"torchrun", "train.py"}},
+    {"WorkVolumeWithoutSubPath", {"work", "/app/data"}, {"torchrun", "train.py"}, {}, {}, Holds::kOther},
     {"TeamShare", {"team-data", "/mnt/team-data"}, {"torchrun", "train.py"}, {}, {}, Holds::kOther},
     {"NoInputWord", {"shared", "/mnt/shared"}, {"torchrun", "train.py"}, {}, {}, Holds::kOther},
     // Used in a way that may write there.

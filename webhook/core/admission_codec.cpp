@@ -190,8 +190,7 @@ DecodedReview read_envelope(ReviewStoragePtr storage) {
   const ReviewDocument* const document = &storage->document();
   if (!document->IsObject()) return not_a_review("body is not a JSON object");
 
-  const Value* api_version = JsonReader::member(document, "apiVersion");
-  const Value* kind = JsonReader::member(document, "kind");
+  const auto [api_version, kind, request] = JsonReader::members<3>(document, {"apiVersion", "kind", "request"});
   if (kind == nullptr || !kind->IsString() || view(*kind) != "AdmissionReview") {
     return not_a_review("kind is not AdmissionReview");
   }
@@ -199,11 +198,12 @@ DecodedReview read_envelope(ReviewStoragePtr storage) {
       (view(*api_version) != kAdmissionV1 && view(*api_version) != kAdmissionV1beta1)) {
     return not_a_review("apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1");
   }
-  const Value* request = JsonReader::member(document, "request");
   if (request == nullptr || !request->IsObject()) {
     return not_a_review("request is missing or not an object");
   }
-  const Value* uid = JsonReader::member(request, "uid");
+  const auto [uid, request_kind_member, sub_resource, operation, namespace_name, name, dry_run, object] =
+      JsonReader::members<8>(request,
+                             {"uid", "kind", "subResource", "operation", "namespace", "name", "dryRun", "object"});
   if (uid == nullptr || !uid->IsString() || uid->GetStringLength() == 0) {
     return not_a_review("request.uid is missing or not a non-empty string");
   }
@@ -217,16 +217,17 @@ DecodedReview read_envelope(ReviewStoragePtr storage) {
   JsonReader reader;
   const JsonPath request_path{nullptr, "request"};
   const JsonPath kind_path{&request_path, "kind"};
-  const Value* request_kind = reader.object(JsonReader::member(request, "kind"), kind_path);
-  r.group = reader.string(JsonReader::member(request_kind, "group"), JsonPath{&kind_path, "group"});
-  r.version = reader.string(JsonReader::member(request_kind, "version"), JsonPath{&kind_path, "version"});
-  r.kind = reader.string(JsonReader::member(request_kind, "kind"), JsonPath{&kind_path, "kind"});
-  r.sub_resource = reader.string(JsonReader::member(request, "subResource"), JsonPath{&request_path, "subResource"});
-  r.operation = reader.string(JsonReader::member(request, "operation"), JsonPath{&request_path, "operation"});
-  r.namespace_name = reader.string(JsonReader::member(request, "namespace"), JsonPath{&request_path, "namespace"});
-  r.name = reader.string(JsonReader::member(request, "name"), JsonPath{&request_path, "name"});
-  r.dry_run = reader.boolean(JsonReader::member(request, "dryRun"), JsonPath{&request_path, "dryRun"});
-  r.object = JsonReader::member(request, "object");
+  const Value* request_kind = reader.object(request_kind_member, kind_path);
+  const auto [group, version, kind_name] = JsonReader::members<3>(request_kind, {"group", "version", "kind"});
+  r.group = reader.string(group, JsonPath{&kind_path, "group"});
+  r.version = reader.string(version, JsonPath{&kind_path, "version"});
+  r.kind = reader.string(kind_name, JsonPath{&kind_path, "kind"});
+  r.sub_resource = reader.string(sub_resource, JsonPath{&request_path, "subResource"});
+  r.operation = reader.string(operation, JsonPath{&request_path, "operation"});
+  r.namespace_name = reader.string(namespace_name, JsonPath{&request_path, "namespace"});
+  r.name = reader.string(name, JsonPath{&request_path, "name"});
+  r.dry_run = reader.boolean(dry_run, JsonPath{&request_path, "dryRun"});
+  r.object = object;
   r.document = document;
   r.storage = std::move(storage);
 

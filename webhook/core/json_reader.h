@@ -10,6 +10,7 @@
 
 #include <rapidjson/document.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +45,26 @@ class JsonReader {
   // member: the member `name` of `object` when it is present and not null; nullptr
   // otherwise (also when `object` is not an object: the caller checks that once).
   static const rapidjson::Value* member(const rapidjson::Value* object, std::string_view name);
+  // members: member() of each of `names`, in one pass over the object's members: for an
+  // object whose fields are read one after another (the review's envelope).
+  template <std::size_t N>
+  static std::array<const rapidjson::Value*, N> members(const rapidjson::Value* object,
+                                                        const std::array<std::string_view, N>& names) {
+    std::array<const rapidjson::Value*, N> found{};
+    if (object == nullptr || !object->IsObject()) return found;
+    std::array<bool, N> seen{};  // the first member of a name counts, as member() finds it
+    for (auto it = object->MemberBegin(); it != object->MemberEnd(); ++it) {
+      const std::string_view key(it->name.GetString(), it->name.GetStringLength());
+      for (std::size_t i = 0; i < N; ++i) {
+        if (!seen[i] && key == names[i]) {
+          seen[i] = true;
+          found[i] = it->value.IsNull() ? nullptr : &it->value;
+          break;
+        }
+      }
+    }
+    return found;
+  }
   // string_member: the member `name` when it is a string, else "" (for documents where a
   // missing or mistyped field is not an error: discovery, list metadata, Leases).
   static std::string string_member(const rapidjson::Value* object, std::string_view name);

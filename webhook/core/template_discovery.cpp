@@ -122,7 +122,8 @@ std::string part_name(const std::vector<std::string>& segments, bool whole) {
   if (segments.empty()) return {};
   std::string out;
   for (std::size_t i = whole ? 0 : segments.size() - 1; i < segments.size(); ++i) {
-    out += (out.empty() ? "" : ".") + part_word(segments[i], i + 1 == segments.size());
+    if (!out.empty()) out += '.';
+    out += part_word(segments[i], i + 1 == segments.size());
   }
   return out;
 }

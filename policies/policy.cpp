@@ -43,7 +43,7 @@ std::optional<WorkloadClass> parse_class(std::string_view name) {
   return std::nullopt;
 }
 
-const WorkloadKind* Policy::workload_kind(const std::string& group, const std::string& kind) const {
+const WorkloadKind* Policy::workload_kind(std::string_view group, std::string_view kind) const {
   const auto it = std::find_if(workload_kinds.begin(), workload_kinds.end(),
                                [&](const WorkloadKind& w) { return w.group == group && w.kind == kind; });
   return it == workload_kinds.end() ? nullptr : &*it;

@@ -300,7 +300,7 @@ struct Policy {
   CheckAction action(std::string_view check_id) const;
   bool namespace_excluded(const std::string& namespace_name) const;
   // workload_kind: the row for this group and kind, or nullptr.
-  const WorkloadKind* workload_kind(const std::string& group, const std::string& kind) const;
+  const WorkloadKind* workload_kind(std::string_view group, std::string_view kind) const;
   // discovers: whether an object of this kind with no row is judged by its pod templates.
   bool discovers(const std::string& group, const std::string& kind) const {
     return judge_unlisted_kinds && std::find(dropped_kinds.begin(), dropped_kinds.end(),

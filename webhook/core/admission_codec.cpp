@@ -210,8 +210,8 @@ DecodedReview read_envelope(ReviewStoragePtr storage) {
 
   DecodedReview out;
   AdmissionRequest& r = out.request;
-  r.api_version = std::string(view(*api_version));
-  r.uid = std::string(view(*uid));
+  r.api_version = view(*api_version);
+  r.uid = view(*uid);
 
   // From here on the uid is known: a broken field makes the review unevaluable, not invalid.
   JsonReader reader;
@@ -219,13 +219,13 @@ DecodedReview read_envelope(ReviewStoragePtr storage) {
   const JsonPath kind_path{&request_path, "kind"};
   const Value* request_kind = reader.object(request_kind_member, kind_path);
   const auto [group, version, kind_name] = JsonReader::members<3>(request_kind, {"group", "version", "kind"});
-  r.group = reader.string(group, JsonPath{&kind_path, "group"});
-  r.version = reader.string(version, JsonPath{&kind_path, "version"});
-  r.kind = reader.string(kind_name, JsonPath{&kind_path, "kind"});
-  r.sub_resource = reader.string(sub_resource, JsonPath{&request_path, "subResource"});
-  r.operation = reader.string(operation, JsonPath{&request_path, "operation"});
-  r.namespace_name = reader.string(namespace_name, JsonPath{&request_path, "namespace"});
-  r.name = reader.string(name, JsonPath{&request_path, "name"});
+  r.group = reader.string_view(group, JsonPath{&kind_path, "group"});
+  r.version = reader.string_view(version, JsonPath{&kind_path, "version"});
+  r.kind = reader.string_view(kind_name, JsonPath{&kind_path, "kind"});
+  r.sub_resource = reader.string_view(sub_resource, JsonPath{&request_path, "subResource"});
+  r.operation = reader.string_view(operation, JsonPath{&request_path, "operation"});
+  r.namespace_name = reader.string_view(namespace_name, JsonPath{&request_path, "namespace"});
+  r.name = reader.string_view(name, JsonPath{&request_path, "name"});
   r.dry_run = reader.boolean(dry_run, JsonPath{&request_path, "dryRun"});
   r.object = object;
   r.document = document;

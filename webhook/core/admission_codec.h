@@ -20,14 +20,15 @@ inline constexpr std::string_view kAdmissionV1 = "admission.k8s.io/v1";
 inline constexpr std::string_view kAdmissionV1beta1 = "admission.k8s.io/v1beta1";
 
 // AdmissionRequest: the envelope fields of request; `object` points into `document`.
+// Its strings are views into the decoded body, which `storage` keeps: no copies.
 struct AdmissionRequest {
-  std::string api_version;  // echoed in the response
-  std::string uid;
-  std::string group, version, kind;  // request.kind
-  std::string sub_resource;
-  std::string operation;
-  std::string namespace_name;
-  std::string name;
+  std::string_view api_version;  // echoed in the response
+  std::string_view uid;
+  std::string_view group, version, kind;  // request.kind
+  std::string_view sub_resource;
+  std::string_view operation;
+  std::string_view namespace_name;
+  std::string_view name;
   bool dry_run = false;
   const rapidjson::Value* object = nullptr;  // nullptr when absent or null
   ReviewStoragePtr storage;                  // the parsed body and its document

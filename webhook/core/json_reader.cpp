@@ -60,12 +60,16 @@ const rapidjson::Value* JsonReader::object(const rapidjson::Value* value, const 
 }
 
 std::string JsonReader::string(const rapidjson::Value* value, const JsonPath& path) {
+  return std::string(string_view(value, path));
+}
+
+std::string_view JsonReader::string_view(const rapidjson::Value* value, const JsonPath& path) {
   if (value == nullptr) return {};
   if (!value->IsString()) {
     fail(path, "expected a string");
     return {};
   }
-  return std::string(value->GetString(), value->GetStringLength());
+  return {value->GetString(), value->GetStringLength()};
 }
 
 bool JsonReader::boolean(const rapidjson::Value* value, const JsonPath& path) {

@@ -72,6 +72,8 @@ class JsonReader {
   // object: `value` if it is an object; nullptr (and an error unless null) otherwise.
   const rapidjson::Value* object(const rapidjson::Value* value, const JsonPath& path);
   std::string string(const rapidjson::Value* value, const JsonPath& path);
+  // string_view: string() as a view into the document, which must outlive it.
+  std::string_view string_view(const rapidjson::Value* value, const JsonPath& path);
   bool boolean(const rapidjson::Value* value, const JsonPath& path);
   std::optional<std::int64_t> int64(const rapidjson::Value* value, const JsonPath& path);
   void string_map(const rapidjson::Value* value, const JsonPath& path, StringMap& out);

@@ -44,7 +44,7 @@ void runtime_is_a_template(const WorkloadView& runtime, std::vector<Finding>& fi
 // evaluate_located: the object's metadata and pod templates (following `row`) through the
 // engine.
 ObjectEvaluation evaluate_located(const rapidjson::Value& json, const JsonPath& path, const WorkloadKind& row,
-                                  const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                  std::string_view default_namespace, const ClusterSnapshot* cluster,
                                   const Policy& policy, std::string_view cluster_unavailable,
                                   const ClusterSnapshot* claims, std::vector<std::string> notes = {}) {
   ObjectEvaluation out;
@@ -83,7 +83,7 @@ constexpr std::array<std::string_view, 3> kRuntimeDecides = {kCheckpointVolume, 
 // evaluate_trainjob: a Kubeflow Trainer TrainJob, judged as the JobSet its runtime and its
 // own fields make (webhook/core/trainjob_resolver.h). The findings are the TrainJob's.
 ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath& path, const WorkloadKind& row,
-                                   const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                   std::string_view default_namespace, const ClusterSnapshot* cluster,
                                    const Policy& policy, std::string_view cluster_unavailable,
                                    const ClusterSnapshot* claims) {
   std::string namespace_name = JsonReader::string_member(JsonReader::member(&json, "metadata"), "namespace");
@@ -115,7 +115,7 @@ ObjectEvaluation evaluate_trainjob(const rapidjson::Value& json, const JsonPath&
 }  // namespace
 
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
-                                 const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                 std::string_view default_namespace, const ClusterSnapshot* cluster,
                                  const Policy& policy, std::string_view cluster_unavailable,
                                  const ClusterSnapshot* claims, std::vector<std::string> notes) {
   const JsonPath path{nullptr, json_path};

@@ -37,7 +37,7 @@ struct ObjectEvaluation {
 // found in `claims` (the objects known besides the cluster view: `check`'s input) or
 // `cluster`; without it, the checks the runtime decides are not evaluated.
 ObjectEvaluation evaluate_object(const rapidjson::Value& json, std::string_view json_path, const WorkloadKind& row,
-                                 const std::string& default_namespace, const ClusterSnapshot* cluster,
+                                 std::string_view default_namespace, const ClusterSnapshot* cluster,
                                  const Policy& policy, std::string_view cluster_unavailable,
                                  const ClusterSnapshot* claims = nullptr, std::vector<std::string> notes = {});
 

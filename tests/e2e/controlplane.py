@@ -146,9 +146,12 @@ class ControlPlane:
         if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 
+    def _log_path(self, name):
+        return os.path.join(self.dir, f"{name}.log")
+
     def _spawn(self, name, args):
         # A new session: a Ctrl-C in the terminal reaches us, and we stop the children.
-        with open(os.path.join(self.dir, f"{name}.log"), "ab") as out:
+        with open(self._log_path(name), "ab") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self.processes[name] = proc
         return proc
@@ -165,7 +168,7 @@ class ControlPlane:
             return proc.wait()
 
     def process_log(self, name):
-        with open(os.path.join(self.dir, f"{name}.log"), errors="replace") as f:
+        with open(self._log_path(name), errors="replace") as f:
             return f.read()
 
     def _wait(self, what, predicate, timeout, process=None):
@@ -382,6 +385,10 @@ class ControlPlane:
     def start_webhook(self, extra_args=()):
         """Starts the webhook; on a restart it takes the same port again."""
         listen = f"127.0.0.1:{self.webhook_port or 0}"
+        # Where this start's lines begin, taken before it runs: on a loaded machine the new
+        # process can log "serving" before this line would run after the spawn, and a wait
+        # that starts past its own line never ends (a CI run timed out so).
+        start = len(self.process_log("webhook")) if os.path.exists(self._log_path("webhook")) else 0
         self._spawn("webhook", [
             self.webhook_binary, "serve",
             "--tls-cert", os.path.join(self.webhook_certs, "tls.crt"),
@@ -392,7 +399,6 @@ class ControlPlane:
             "--client-ca", os.path.join(self.webhook_certs, "ca.crt"), "--client-names", "kube-apiserver",
             "--log-format", "json", "--threads", "2", *self.webhook_args(), *extra_args,
         ])
-        start = len(self.process_log("webhook"))
 
         def serving():
             for line in self.process_log("webhook")[start:].splitlines():

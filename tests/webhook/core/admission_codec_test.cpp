@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/webhook/test_util.h"
+#include "webhook/core/json_reader.h"
 #include "webhook/core/review_scan.h"
 
 namespace kgtest {
@@ -120,6 +121,29 @@ TEST(DecodeReview, NullEnvelopeMembersReadAsAbsent) {
   ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
   EXPECT_EQ(decoded.request.namespace_name, "");
   EXPECT_FALSE(decoded.request.dry_run);
+}
+
+// JsonReader::members (one pass) reads each name as member() does: the first member of a
+// repeated name counts, even when it is null; a name absent or in a non-object is nullptr.
+TEST(DecodeReview, MembersReadEachNameAsMemberDoes) {
+  rapidjson::Document doc;
+  doc.Parse(R"({"a":1,"b":null,"a":2,"b":3,"c":"x"})");
+  ASSERT_FALSE(doc.HasParseError());
+  const auto [a, b, c, d] = kubegap::JsonReader::members<4>(&doc, {"a", "b", "c", "d"});
+  EXPECT_EQ(a, kubegap::JsonReader::member(&doc, "a"));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->GetInt(), 1);
+  EXPECT_EQ(b, nullptr);
+  EXPECT_EQ(b, kubegap::JsonReader::member(&doc, "b"));
+  EXPECT_EQ(c, kubegap::JsonReader::member(&doc, "c"));
+  EXPECT_EQ(d, nullptr);
+  const auto [none] = kubegap::JsonReader::members<1>(&doc["c"], {"a"});
+  EXPECT_EQ(none, nullptr);
+  // In a review: the first of two operations is the one read.
+  const DecodedReview decoded =
+      decode_review(review_with_request(R"({"uid":"u","operation":"CREATE","operation":"DELETE"})"));
+  ASSERT_EQ(decoded.status, Status::kOk) << decoded.error;
+  EXPECT_EQ(decoded.request.operation, "CREATE");
 }
 
 TEST(DecodeReview, UidWithEscapesAndUnicodeIsReadExactly) {
